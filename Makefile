@@ -1,0 +1,68 @@
+# fclabel: offline SELinux labeling of ext4 images. Plain GNU make.
+# make            build fclabel
+# make check      install missing dependencies (as root), build, run every test
+# make demo       run the main job on the bundled example
+# make bench      lookup benchmark against libselinux
+
+CC      ?= cc
+OPT     ?= -O2
+CFLAGS  ?= $(OPT) -g
+WARN    := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+CPPFLAGS += -D_GNU_SOURCE -Ifcontexts
+PKG_CONFIG ?= pkg-config
+VERSION := 0.1.0
+
+ifeq ($(SANITIZE),1)
+CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+PCRE_CFLAGS = $(shell $(PKG_CONFIG) --cflags libpcre2-8 2>/dev/null)
+PCRE_LIBS   = $(shell $(PKG_CONFIG) --libs libpcre2-8 2>/dev/null || echo -lpcre2-8)
+SEL_LIBS    = $(shell $(PKG_CONFIG) --libs libselinux 2>/dev/null || echo -lselinux)
+
+FC_SRCS  := $(wildcard fcontexts/*.c)
+FC_OBJS  := $(FC_SRCS:.c=.o)
+LB_SRCS  := $(wildcard labeler/*.c)
+LB_OBJS  := $(LB_SRCS:.c=.o)
+TEST_BINS := tests/oracle tests/gen_fc tests/fcbench
+
+.PHONY: all deps check demo bench clean
+all: fclabel
+
+deps:
+	@sh mk/deps.sh
+
+fcontexts/libfcontexts.a: $(FC_OBJS)
+	$(AR) rcs $@ $^
+
+fclabel: $(LB_OBJS) fcontexts/libfcontexts.a
+	$(CC) $(LDFLAGS) -o $@ $(LB_OBJS) fcontexts/libfcontexts.a $(PCRE_LIBS) -lpthread
+
+%.o: %.c $(wildcard fcontexts/*.h labeler/*.h)
+	$(CC) $(CPPFLAGS) -DFCLABEL_VERSION='"$(VERSION)"' $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
+
+tests/oracle: tests/oracle.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(SEL_LIBS)
+
+tests/gen_fc: tests/gen_fc.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $<
+
+tests/fcbench: tests/fcbench.c fcontexts/libfcontexts.a
+	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< fcontexts/libfcontexts.a $(PCRE_LIBS) $(SEL_LIBS) -ldl -lpthread
+
+check: deps
+	@$(MAKE) --no-print-directory fclabel $(TEST_BINS)
+	@sh tests/run.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory fclabel
+	@sh tests/demo.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory fclabel tests/fcbench
+	@sh tests/bench.sh
+
+clean:
+	rm -f fclabel $(FC_OBJS) $(LB_OBJS) fcontexts/libfcontexts.a $(TEST_BINS)
+	rm -rf tests/out

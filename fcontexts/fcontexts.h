@@ -1,0 +1,101 @@
+/*
+ * fcontexts: load SELinux file_contexts and answer lookups exactly as libselinux 3.4's
+ * selabel_lookup_raw() does, compiled for speed.
+ *
+ * Library rules: every call returns 0 or a positive errno value; nothing prints or exits.
+ * A loaded set is immutable and may be looked up from several threads at once.
+ */
+#ifndef FCONTEXTS_H
+#define FCONTEXTS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct fc_set fc_set;
+
+/* fc_load flags */
+enum {
+	/* With one file: do not read FILE.homedirs and FILE.local (subs still apply). */
+	FC_BASE_ONLY = 1 << 0,
+	/* Refuse two specs with the same regex and overlapping types, as setfiles does. */
+	FC_NO_DUPS = 1 << 1,
+	/* With one file: do not apply FILE.subs and FILE.subs_dist. */
+	FC_NO_SUBS = 1 << 2,
+};
+
+/* Where and why a load failed. */
+struct fc_error {
+	char file[512];    /* the file at fault, "" when none */
+	unsigned line;     /* 1-based, 0 when not about a line */
+	unsigned column;   /* 1-based byte column within the line, 0 when unknown */
+	char msg[512];     /* the reason, one line, no file or line prefix */
+};
+
+/*
+ * Load file_contexts files in order. With exactly one file, and unless flags say otherwise,
+ * behave like selabel_open(SELABEL_CTX_FILE) with SELABEL_OPT_PATH: also read FILE.homedirs and
+ * FILE.local when they exist, apply FILE.subs and FILE.subs_dist. Several files are read as their
+ * concatenation with no extras. All or nothing: on error *out is untouched and err says why.
+ * Regexes are checked with PCRE2 at load (libselinux 3.4 only fails at lookup).
+ */
+int fc_load(fc_set **out, const char *const *files, size_t nfiles, unsigned flags,
+	    struct fc_error *err);
+
+/* Add substitution files explicitly (SRC DST lines): local ones first, then dist. */
+struct fc_load_opts {
+	unsigned flags;
+	const char *subs;      /* like FILE.subs; NULL for none */
+	const char *subs_dist; /* like FILE.subs_dist; NULL for none */
+};
+int fc_load_opts(fc_set **out, const char *const *files, size_t nfiles,
+		 const struct fc_load_opts *opts, struct fc_error *err);
+
+void fc_free(fc_set *set);
+
+enum fc_status {
+	FC_LABEL = 0,   /* a context was found */
+	FC_NONE = 1,    /* the deciding spec says <<none>>: leave unlabeled */
+	FC_NOMATCH = 2, /* no spec matched */
+};
+
+/* The spec that decided a lookup. Pointers stay valid while the set lives. */
+struct fc_spec {
+	const char *file;    /* as given to fc_load (or FILE.homedirs ...) */
+	unsigned line;       /* 1-based */
+	const char *regex;   /* as written */
+	const char *type;    /* "--", "-d", ... or NULL */
+	const char *context; /* as written, "<<none>>" included */
+	mode_t mode;         /* S_IFxxx of the type, 0 when untyped */
+	unsigned index;      /* position in load order */
+};
+
+struct fc_result {
+	enum fc_status status;
+	const char *context;       /* the context for FC_LABEL, else NULL */
+	const struct fc_spec *spec; /* the deciding spec, NULL for FC_NOMATCH */
+};
+
+/*
+ * Look up a path with the file's mode (only S_IFMT bits count; 0 lets typed specs match any
+ * file). Returns 0 and fills res, EINVAL for an empty path, ENOMEM, or EIO when PCRE2 failed while
+ * matching (libselinux 3.4 then answers no label too).
+ */
+int fc_lookup(const fc_set *set, const char *path, mode_t mode, struct fc_result *res);
+
+/* The number of specs, and spec i in load order. */
+size_t fc_count(const fc_set *set);
+const struct fc_spec *fc_spec_at(const fc_set *set, size_t i);
+
+/* Every spec that matches path and mode, in the order a lookup tries them (the first one
+ * decides). Calls fn for each; stops early when fn returns non-zero. */
+int fc_explain(const fc_set *set, const char *path, mode_t mode,
+	       int (*fn)(const struct fc_spec *spec, void *arg), void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

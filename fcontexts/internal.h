@@ -1,0 +1,150 @@
+/* Private to fcontexts/: the compiled form of a file_contexts set. */
+#ifndef FC_INTERNAL_H
+#define FC_INTERNAL_H
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fcontexts.h"
+
+/* Mode classes: 0 = mode 0 (typed specs match anything), 1..7 = the seven file types,
+ * 8 = any other S_IFMT value (only untyped specs match). A spec's class is 0 when untyped. */
+#define FC_NCLASS 9
+#define FC_CLASS_OTHER 8
+
+enum spec_kind {
+	SK_LITERAL,  /* libselinux "plain" and a literal string: matches K == lit or K == lit "\n" */
+	SK_PLAINRE,  /* libselinux "plain" but with escapes like \d: a regex in the plain tier */
+	SK_REGEX,    /* has metacharacters: the regex tier */
+};
+
+struct spec {
+	struct fc_spec pub;
+	uint8_t kind;
+	uint8_t tclass;     /* 0 untyped, 1..7 */
+	bool none;          /* context is <<none>> */
+	bool dead;          /* its stem can never equal a key's stem: never tried */
+	bool combinable;    /* may be one alternative of a combined pattern */
+	char *lit;          /* SK_LITERAL: the string it matches (escapes resolved) */
+	size_t litlen;
+	char *q;            /* a key must start with q to be a candidate (stem rule included) */
+	size_t qlen;
+	pcre2_code *re;     /* "^REGEX$", compiled at load (NULL for SK_LITERAL) */
+	unsigned tier_pos;  /* priority within the tier: higher is tried first */
+	int next_same;      /* literal hash chain: next spec with the same literal, lower priority */
+};
+
+/* One compiled group of candidates for a (node, mode class): alternatives in priority order. */
+struct chunk {
+	pcre2_code *code;   /* combined pattern, or a spec's own pattern when n == 1 */
+	unsigned *spec;     /* spec index of each alternative */
+	unsigned n;
+	bool owned;         /* code belongs to the chunk (not a spec's own) */
+};
+
+struct chunkset {
+	unsigned nchunks;
+	struct chunk *chunks;
+	unsigned *all;      /* every candidate spec in order (for the exact fallback) */
+	unsigned nall;
+};
+
+/* A node of a tier's radix tree over required prefixes (struct spec.q). */
+struct qnode {
+	const char *label;  /* edge label from the parent */
+	unsigned len;
+	unsigned nkids;
+	struct qnode **kids; /* sorted by first byte of label */
+	int qid;            /* index into tier.q when some spec requires exactly this prefix */
+};
+
+struct qentry {
+	int parent;         /* the nearest shorter required prefix that is a prefix of this one */
+	unsigned nspecs;
+	unsigned *specs;    /* specs requiring exactly this prefix, in priority order */
+	_Atomic(struct chunkset *) cs[FC_NCLASS];
+};
+
+struct tier {
+	unsigned nspecs;
+	struct qnode *root;
+	unsigned nq;
+	struct qentry *q;
+	int rootq;          /* qid of the empty prefix, or -1 */
+};
+
+struct subst {
+	char *src, *dst;
+	size_t slen, dlen;
+};
+
+struct sublist {
+	struct subst *v;    /* in file order; searched from the end */
+	size_t n;
+};
+
+struct fc_set {
+	struct spec *specs;
+	size_t nspecs;
+	char **bufs;        /* file contents; spec strings point into them */
+	size_t nbufs;
+	char **names;       /* file names for fc_spec.file */
+	size_t nnames;
+	struct sublist subs, dist;
+	/* literal hash over SK_LITERAL specs: bucket -> highest-priority spec, -1 empty */
+	int *lhash;
+	size_t lmask;
+	struct tier plain, regex;
+	pthread_mutex_t lock; /* guards lazy chunk building */
+};
+
+/* parse.c */
+int fc_parse_file(struct fc_set *set, const char *path, bool optional, struct fc_error *err);
+int fc_parse_subs(struct fc_set *set, const char *path, struct sublist *list, bool optional,
+		  struct fc_error *err);
+void fc_seterr(struct fc_error *err, const char *file, unsigned line, unsigned col,
+	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* scan.c */
+struct regex_shape {
+	bool meta;          /* libselinux 3.4's hasMetaChars */
+	bool literal;       /* no metacharacters and only escapes of punctuation */
+	bool combinable;
+	size_t stem_len;    /* libselinux 3.4's stem, 0 for none */
+};
+void fc_scan_regex(const char *re, struct regex_shape *shape, char *prefix, size_t *prefix_len);
+
+/* index.c */
+int fc_build_index(struct fc_set *set, struct fc_error *err);
+void fc_free_index(struct fc_set *set);
+const struct chunkset *fc_chunkset(const struct fc_set *set, const struct tier *t, int qid,
+				   unsigned cls);
+int fc_find_q(const struct tier *t, const char *key, size_t len);
+int fc_literal_find(const struct fc_set *set, const char *key, size_t len);
+uint64_t fc_hash(const char *s, size_t n);
+
+static inline unsigned fc_mode_class(mode_t mode)
+{
+	switch (mode & 0170000) {
+	case 0: return 0;
+	case 0100000: return 1;
+	case 0040000: return 2;
+	case 0020000: return 3;
+	case 0060000: return 4;
+	case 0010000: return 5;
+	case 0120000: return 6;
+	case 0140000: return 7;
+	default: return FC_CLASS_OTHER;
+	}
+}
+
+static inline bool fc_class_ok(unsigned spec_class, unsigned key_class)
+{
+	return spec_class == 0 || key_class == 0 || spec_class == key_class;
+}
+
+#endif

@@ -1,0 +1,30 @@
+#!/bin/sh
+# Checks that what fclabel builds and tests with is installed; as root, installs what is missing
+# (Debian/Ubuntu), otherwise prints the exact apt-get line and fails.
+set -u
+pkgs="libselinux1-dev libext2fs-dev libpcre2-dev zlib1g-dev e2fsprogs pkg-config"
+missing=""
+need() { # need PACKAGE CHECK-COMMAND...
+	pkg=$1; shift
+	"$@" >/dev/null 2>&1 || missing="$missing $pkg"
+}
+need pkg-config command -v pkg-config
+for pc in libselinux:libselinux1-dev ext2fs:libext2fs-dev libpcre2-8:libpcre2-dev zlib:zlib1g-dev; do
+	need "${pc#*:}" pkg-config --exists "${pc%%:*}"
+done
+need e2fsprogs command -v mke2fs
+need gcc command -v cc
+need make command -v make
+missing=$(echo $missing)
+[ -z "$missing" ] && exit 0
+line="apt-get install -y $missing"
+if [ "$(id -u)" != 0 ]; then
+	echo "fclabel: missing build or test dependencies; as root, run:" >&2
+	echo "    apt-get update && $line" >&2
+	exit 1
+fi
+echo "deps: installing $missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null 2>&1 || true
+# shellcheck disable=SC2086
+apt-get install -y -qq $missing >/dev/null || { echo "deps: apt-get install failed: $line" >&2; exit 1; }
