@@ -75,6 +75,7 @@ struct tier {
 	unsigned nq;
 	struct qentry *q;
 	int rootq;          /* qid of the empty prefix, or -1 */
+	unsigned *order;    /* spec index at each priority, lowest first (literals included) */
 };
 
 struct subst {
@@ -106,6 +107,7 @@ struct fc_set {
 int fc_parse_file(struct fc_set *set, const char *path, bool optional, struct fc_error *err);
 int fc_parse_subs(struct fc_set *set, const char *path, struct sublist *list, bool optional,
 		  struct fc_error *err);
+int fc_keep_buf(struct fc_set *set, char *buf);
 void fc_seterr(struct fc_error *err, const char *file, unsigned line, unsigned col,
 	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 

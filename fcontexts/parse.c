@@ -48,6 +48,14 @@ static int push(void ***v, size_t *n, void *p)
 	return 0;
 }
 
+/* The set owns buf from now on, even on failure. */
+int fc_keep_buf(struct fc_set *set, char *buf)
+{
+	if (push((void ***)&set->bufs, &set->nbufs, buf))
+		return free(buf), ENOMEM;
+	return 0;
+}
+
 /* Reads a whole file. ENOENT is returned silently when optional. */
 static int slurp(const char *path, bool optional, char **out, size_t *len, struct fc_error *err)
 {

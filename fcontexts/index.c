@@ -1,0 +1,492 @@
+/*
+ * Compiling a loaded set for lookups.
+ *
+ * libselinux 3.4 tries every spec from the last to the first (plain specs before regex specs) and
+ * the first that passes its filters and matches decides. We keep that order but try far fewer:
+ *  - literal plain specs sit in a hash: K matches "^L$" exactly when K == L or K == L "\n";
+ *  - every other spec gets a required prefix q (its literal prefix, lengthened by 3.4's stem rule,
+ *    which is itself a prefix condition), and a radix tree over the q's finds, in one walk down
+ *    the key, the deepest q that is a prefix of the key. The candidates are the specs of that q
+ *    and of its shorter ancestors;
+ *  - for each (q, mode class) seen, the candidates are compiled lazily into a few combined PCRE2
+ *    patterns "(?:^R1$)(*:0)|(?:^R2$)(*:1)|..." in priority order: PCRE2 takes the first
+ *    alternative that matches, which is the spec 3.4 would pick, and the mark names it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define CHUNK_MAX 128
+
+uint64_t fc_hash(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h ^ (h >> 29);
+}
+
+/* ---- radix tree over required prefixes ---- */
+
+static struct qnode *qnode_new(const char *label, unsigned len)
+{
+	struct qnode *n = calloc(1, sizeof(*n));
+	if (n) {
+		n->label = label;
+		n->len = len;
+		n->qid = -1;
+	}
+	return n;
+}
+
+static void qnode_free(struct qnode *n)
+{
+	if (!n)
+		return;
+	for (unsigned i = 0; i < n->nkids; i++)
+		qnode_free(n->kids[i]);
+	free(n->kids);
+	free(n);
+}
+
+static struct qnode *qnode_kid(const struct qnode *n, unsigned char c, unsigned *slot)
+{
+	unsigned lo = 0, hi = n->nkids;
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+		unsigned char k = (unsigned char)n->kids[mid]->label[0];
+		if (k == c) {
+			if (slot)
+				*slot = mid;
+			return n->kids[mid];
+		}
+		if (k < c)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (slot)
+		*slot = lo;
+	return NULL;
+}
+
+static int qnode_add_kid(struct qnode *n, struct qnode *kid, unsigned slot)
+{
+	struct qnode **nv = realloc(n->kids, (n->nkids + 1) * sizeof(*nv));
+	if (!nv)
+		return ENOMEM;
+	memmove(nv + slot + 1, nv + slot, (n->nkids - slot) * sizeof(*nv));
+	nv[slot] = kid;
+	n->kids = nv;
+	n->nkids++;
+	return 0;
+}
+
+/* Returns the node for q, creating it. */
+static struct qnode *qtree_insert(struct qnode *root, const char *q, unsigned qlen)
+{
+	struct qnode *n = root;
+	unsigned pos = 0;
+
+	while (pos < qlen) {
+		unsigned slot, common = 0;
+		struct qnode *c = qnode_kid(n, (unsigned char)q[pos], &slot);
+		if (!c) {
+			struct qnode *leaf = qnode_new(q + pos, qlen - pos);
+			if (!leaf || qnode_add_kid(n, leaf, slot)) {
+				free(leaf);
+				return NULL;
+			}
+			return leaf;
+		}
+		while (common < c->len && pos + common < qlen && c->label[common] == q[pos + common])
+			common++;
+		if (common < c->len) {
+			struct qnode *mid = qnode_new(c->label, common);
+			if (!mid || !(mid->kids = malloc(sizeof(*mid->kids)))) {
+				free(mid);
+				return NULL;
+			}
+			c->label += common;
+			c->len -= common;
+			mid->kids[0] = c;
+			mid->nkids = 1;
+			n->kids[slot] = mid;
+			c = mid;
+		}
+		n = c;
+		pos += common;
+	}
+	return n;
+}
+
+int fc_find_q(const struct tier *t, const char *key, size_t len)
+{
+	const struct qnode *n = t->root;
+	size_t pos = 0;
+	int best = t->rootq;
+
+	if (!n)
+		return -1;
+	while (pos < len) {
+		const struct qnode *c = qnode_kid(n, (unsigned char)key[pos], NULL);
+		if (!c || c->len > len - pos || memcmp(c->label, key + pos, c->len) != 0)
+			break;
+		pos += c->len;
+		n = c;
+		if (c->qid >= 0)
+			best = c->qid;
+	}
+	return best;
+}
+
+static void set_parents(struct tier *t, const struct qnode *n, int above)
+{
+	if (n->qid >= 0) {
+		t->q[n->qid].parent = above;
+		above = n->qid;
+	}
+	for (unsigned i = 0; i < n->nkids; i++)
+		set_parents(t, n->kids[i], above);
+}
+
+/* ---- building ---- */
+
+static int compile_one(struct spec *s, struct fc_error *err)
+{
+	size_t n = strlen(s->pub.regex);
+	char *pat = malloc(n + 3);
+	int ecode;
+	PCRE2_SIZE eoff;
+
+	if (!pat)
+		return ENOMEM;
+	pat[0] = '^';
+	memcpy(pat + 1, s->pub.regex, n);
+	pat[n + 1] = '$';
+	pat[n + 2] = 0;
+	s->re = pcre2_compile((PCRE2_SPTR)pat, n + 2, PCRE2_DOTALL, &ecode, &eoff, NULL);
+	free(pat);
+	if (!s->re) {
+		PCRE2_UCHAR msg[160];
+		size_t off = eoff > 0 ? eoff - 1 : 0;
+		if (off > n)
+			off = n;
+		pcre2_get_error_message(ecode, msg, sizeof(msg));
+		fc_seterr(err, s->pub.file, s->pub.line, 0,
+			  "bad regex '%.200s': PCRE2: %s at offset %zu", s->pub.regex,
+			  (const char *)msg, off);
+		return EINVAL;
+	}
+	return 0;
+}
+
+static int build_tier(struct fc_set *set, struct tier *t, bool plain)
+{
+	unsigned *qid_of = NULL;
+	int rc = ENOMEM;
+
+	t->rootq = -1;
+	t->root = qnode_new("", 0);
+	if (!t->root)
+		return ENOMEM;
+	qid_of = malloc((set->nspecs + 1) * sizeof(*qid_of));
+	if (!qid_of)
+		goto out;
+	/* Distinct prefixes, in spec order. */
+	for (size_t i = 0; i < set->nspecs; i++) {
+		struct spec *s = &set->specs[i];
+		if (s->dead || s->kind == SK_LITERAL || (s->kind == SK_REGEX) == plain)
+			continue;
+		struct qnode *n = qtree_insert(t->root, s->q, (unsigned)s->qlen);
+		if (!n)
+			goto out;
+		if (n->qid < 0) {
+			struct qentry *nv = realloc(t->q, (t->nq + 1) * sizeof(*nv));
+			if (!nv)
+				goto out;
+			t->q = nv;
+			memset(&t->q[t->nq], 0, sizeof(t->q[0]));
+			n->qid = (int)t->nq++;
+		}
+		qid_of[i] = (unsigned)n->qid;
+		t->q[n->qid].nspecs++;
+	}
+	for (unsigned k = 0; k < t->nq; k++) {
+		t->q[k].specs = malloc(t->q[k].nspecs * sizeof(unsigned));
+		if (!t->q[k].specs)
+			goto out;
+		t->q[k].nspecs = 0;
+	}
+	/* Highest priority first: walk the specs backwards. */
+	for (size_t i = set->nspecs; i-- > 0;) {
+		struct spec *s = &set->specs[i];
+		if (s->dead || s->kind == SK_LITERAL || (s->kind == SK_REGEX) == plain)
+			continue;
+		struct qentry *e = &t->q[qid_of[i]];
+		e->specs[e->nspecs++] = (unsigned)i;
+	}
+	t->rootq = t->root->qid;
+	set_parents(t, t->root, -1);
+	rc = 0;
+out:
+	free(qid_of);
+	return rc;
+}
+
+int fc_build_index(struct fc_set *set, struct fc_error *err)
+{
+	size_t total = 0, nlit = 0, used = 0;
+	unsigned pos_plain = 0, pos_regex = 0;
+	char *arena;
+	int rc;
+
+	for (size_t i = 0; i < set->nspecs; i++)
+		total += strlen(set->specs[i].pub.regex) + 2;
+	arena = malloc(total + 1);
+	if (!arena)
+		return ENOMEM;
+	if ((rc = fc_keep_buf(set, arena)))
+		return free(arena), rc;
+
+	for (size_t i = 0; i < set->nspecs; i++) {
+		struct spec *s = &set->specs[i];
+		struct regex_shape sh;
+		size_t plen;
+		char *p = arena + used;
+
+		fc_scan_regex(s->pub.regex, &sh, p, &plen);
+		s->kind = !sh.meta ? (sh.literal ? SK_LITERAL : SK_PLAINRE) : SK_REGEX;
+		s->combinable = sh.combinable;
+		s->q = p;
+		s->qlen = plen;
+		if (sh.stem_len) {
+			/* 3.4 tries a spec with a stem S only for keys whose stem is S: keys that
+			 * start with S "/". Fold that into the required prefix. */
+			const char *stem = s->pub.regex;
+			size_t sl = sh.stem_len;
+			size_t common = plen < sl + 1 ? plen : sl + 1;
+			bool agree = memcmp(p, stem, common < sl ? common : sl) == 0 &&
+				     (common <= sl || p[sl] == '/');
+			if (!agree) {
+				s->dead = true;
+			} else if (plen < sl + 1) {
+				memcpy(p, stem, sl);
+				p[sl] = '/';
+				s->qlen = sl + 1;
+				if (s->kind == SK_LITERAL)
+					s->dead = true; /* the literal is shorter than its own stem */
+			}
+		}
+		used += s->qlen + 1;
+		p[s->qlen] = 0;
+		if (s->kind == SK_LITERAL) {
+			s->lit = s->q;
+			s->litlen = s->qlen;
+			s->tier_pos = pos_plain++;
+			if (!s->dead)
+				nlit++;
+		} else {
+			if ((rc = compile_one(s, err)))
+				return rc;
+			s->tier_pos = s->kind == SK_PLAINRE ? pos_plain++ : pos_regex++;
+		}
+	}
+	set->plain.nspecs = pos_plain;
+	set->regex.nspecs = pos_regex;
+
+	/* Literal hash: each bucket holds the highest-priority spec; next_same chains the rest. */
+	size_t size = 16;
+	while (size < nlit * 2)
+		size <<= 1;
+	set->lhash = malloc(size * sizeof(int));
+	if (!set->lhash)
+		return ENOMEM;
+	memset(set->lhash, 0xff, size * sizeof(int));
+	set->lmask = size - 1;
+	for (size_t i = 0; i < set->nspecs; i++) {
+		struct spec *s = &set->specs[i];
+		if (s->kind != SK_LITERAL || s->dead)
+			continue;
+		size_t b = fc_hash(s->lit, s->litlen) & set->lmask;
+		while (set->lhash[b] >= 0) {
+			struct spec *o = &set->specs[set->lhash[b]];
+			if (o->litlen == s->litlen && memcmp(o->lit, s->lit, s->litlen) == 0)
+				break;
+			b = (b + 1) & set->lmask;
+		}
+		s->next_same = set->lhash[b];
+		set->lhash[b] = (int)i;
+	}
+	if ((rc = build_tier(set, &set->plain, true)) || (rc = build_tier(set, &set->regex, false)))
+		return rc;
+	return 0;
+}
+
+int fc_literal_find(const struct fc_set *set, const char *key, size_t len)
+{
+	size_t b = fc_hash(key, len) & set->lmask;
+	int i;
+
+	while ((i = set->lhash[b]) >= 0) {
+		const struct spec *s = &set->specs[i];
+		if (s->litlen == len && memcmp(s->lit, key, len) == 0)
+			return i;
+		b = (b + 1) & set->lmask;
+	}
+	return -1;
+}
+
+/* ---- lazily built candidate chunks ---- */
+
+static int by_priority(const void *a, const void *b, void *arg)
+{
+	const struct fc_set *set = arg;
+	unsigned pa = set->specs[*(const unsigned *)a].tier_pos;
+	unsigned pb = set->specs[*(const unsigned *)b].tier_pos;
+	return pa < pb ? 1 : pa > pb ? -1 : 0;
+}
+
+static void jit(pcre2_code *code)
+{
+	/* Without JIT (or on failure) pcre2_match interprets: same answers, slower. */
+	(void)pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
+}
+
+/* Compiles specs[0..n) as one pattern, or splits when PCRE2 refuses the combination. */
+static int add_chunks(struct fc_set *set, struct chunkset *cs, unsigned *ids, unsigned n)
+{
+	if (n == 1) {
+		struct chunk *c = &cs->chunks[cs->nchunks++];
+		c->code = set->specs[ids[0]].re;
+		c->spec = ids;
+		c->n = 1;
+		c->owned = false;
+		return 0;
+	}
+	size_t len = 0;
+	for (unsigned i = 0; i < n; i++)
+		len += strlen(set->specs[ids[i]].pub.regex) + 24;
+	char *pat = malloc(len + 1), *w = pat;
+	if (!pat)
+		return ENOMEM;
+	for (unsigned i = 0; i < n; i++)
+		w += sprintf(w, "%s(?:^%s$)(*:%u)", i ? "|" : "", set->specs[ids[i]].pub.regex, i);
+	int ecode;
+	PCRE2_SIZE eoff;
+	pcre2_code *code = pcre2_compile((PCRE2_SPTR)pat, (size_t)(w - pat),
+					 PCRE2_DOTALL | PCRE2_ANCHORED, &ecode, &eoff, NULL);
+	free(pat);
+	if (!code) {
+		int rc = add_chunks(set, cs, ids, n / 2);
+		return rc ? rc : add_chunks(set, cs, ids + n / 2, n - n / 2);
+	}
+	jit(code);
+	struct chunk *c = &cs->chunks[cs->nchunks++];
+	c->code = code;
+	c->spec = ids;
+	c->n = n;
+	c->owned = true;
+	return 0;
+}
+
+static struct chunkset *build_chunkset(struct fc_set *set, const struct tier *t, int qid,
+				       unsigned cls)
+{
+	struct chunkset *cs = calloc(1, sizeof(*cs));
+	unsigned n = 0, cap = 0;
+
+	if (!cs)
+		return NULL;
+	for (int k = qid; k >= 0; k = t->q[k].parent)
+		cap += t->q[k].nspecs;
+	cs->all = malloc((cap + 1) * sizeof(unsigned));
+	cs->chunks = malloc((cap + 1) * sizeof(struct chunk));
+	if (!cs->all || !cs->chunks)
+		goto fail;
+	for (int k = qid; k >= 0; k = t->q[k].parent)
+		for (unsigned j = 0; j < t->q[k].nspecs; j++) {
+			unsigned i = t->q[k].specs[j];
+			if (fc_class_ok(set->specs[i].tclass, cls))
+				cs->all[n++] = i;
+		}
+	qsort_r(cs->all, n, sizeof(unsigned), by_priority, set);
+	cs->nall = n;
+	for (unsigned i = 0; i < n;) {
+		unsigned j = i;
+		if (!set->specs[cs->all[i]].combinable) {
+			j = i + 1;
+		} else {
+			while (j < n && j - i < CHUNK_MAX && set->specs[cs->all[j]].combinable)
+				j++;
+		}
+		if (j - i == 1)
+			jit(set->specs[cs->all[i]].re);
+		if (add_chunks(set, cs, cs->all + i, j - i))
+			goto fail;
+		i = j;
+	}
+	return cs;
+fail:
+	for (unsigned i = 0; i < cs->nchunks; i++)
+		if (cs->chunks[i].owned)
+			pcre2_code_free(cs->chunks[i].code);
+	free(cs->all);
+	free(cs->chunks);
+	free(cs);
+	return NULL;
+}
+
+const struct chunkset *fc_chunkset(const struct fc_set *cset, const struct tier *t, int qid,
+				   unsigned cls)
+{
+	struct fc_set *set = (struct fc_set *)cset; /* the chunk cache is filled lazily */
+	struct qentry *e = &t->q[qid];
+	struct chunkset *cs = atomic_load_explicit(&e->cs[cls], memory_order_acquire);
+
+	if (cs)
+		return cs;
+	pthread_mutex_lock(&set->lock);
+	cs = atomic_load_explicit(&e->cs[cls], memory_order_relaxed);
+	if (!cs) {
+		cs = build_chunkset(set, t, qid, cls);
+		if (cs)
+			atomic_store_explicit(&e->cs[cls], cs, memory_order_release);
+	}
+	pthread_mutex_unlock(&set->lock);
+	return cs;
+}
+
+static void free_tier(struct tier *t)
+{
+	for (unsigned k = 0; k < t->nq; k++) {
+		for (unsigned c = 0; c < FC_NCLASS; c++) {
+			struct chunkset *cs = atomic_load(&t->q[k].cs[c]);
+			if (!cs)
+				continue;
+			for (unsigned i = 0; i < cs->nchunks; i++)
+				if (cs->chunks[i].owned)
+					pcre2_code_free(cs->chunks[i].code);
+			free(cs->chunks);
+			free(cs->all);
+			free(cs);
+		}
+		free(t->q[k].specs);
+	}
+	free(t->q);
+	free(t->order);
+	qnode_free(t->root);
+	memset(t, 0, sizeof(*t));
+}
+
+void fc_free_index(struct fc_set *set)
+{
+	free_tier(&set->plain);
+	free_tier(&set->regex);
+	for (size_t i = 0; i < set->nspecs; i++)
+		pcre2_code_free(set->specs[i].re);
+	free(set->lhash);
+}

@@ -1,0 +1,473 @@
+/* Loading a set, and looking paths up in it. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- per-thread scratch: nothing is allocated per lookup once these have grown ---- */
+
+struct scratch {
+	char *buf[2];
+	size_t cap;
+	pcre2_match_data *md;
+};
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static __thread struct scratch *tls;
+
+static void scratch_free(void *p)
+{
+	struct scratch *s = p;
+	if (!s)
+		return;
+	free(s->buf[0]);
+	free(s->buf[1]);
+	pcre2_match_data_free(s->md);
+	free(s);
+}
+
+static void scratch_init_key(void)
+{
+	pthread_key_create(&scratch_key, scratch_free);
+}
+
+static struct scratch *scratch_get(size_t need)
+{
+	struct scratch *s = tls;
+
+	if (!s) {
+		pthread_once(&scratch_once, scratch_init_key);
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return NULL;
+		s->md = pcre2_match_data_create(1, NULL);
+		if (!s->md) {
+			free(s);
+			return NULL;
+		}
+		tls = s;
+		pthread_setspecific(scratch_key, s);
+	}
+	if (need > s->cap) {
+		size_t cap = need < 256 ? 256 : need * 2;
+		char *a = realloc(s->buf[0], cap), *b;
+		if (!a)
+			return NULL;
+		s->buf[0] = a;
+		b = realloc(s->buf[1], cap);
+		if (!b)
+			return NULL;
+		s->buf[1] = b;
+		s->cap = cap;
+	}
+	return s;
+}
+
+/* ---- the key, as 3.4 cleans it ---- */
+
+/* Applies the last-listed SRC that prefixes key up to a '/' or the key's end. */
+static bool apply_subs(const struct sublist *l, const char *key, size_t len, char *out,
+		       size_t *outlen)
+{
+	for (size_t i = l->n; i-- > 0;) {
+		const struct subst *s = &l->v[i];
+		if (s->slen > len || memcmp(key, s->src, s->slen) != 0)
+			continue;
+		if (key[s->slen] != '/' && key[s->slen] != 0)
+			continue;
+		size_t skip = s->slen;
+		if (key[s->slen] == '/' && s->dlen == 1 && s->dst[0] == '/')
+			skip++;
+		memcpy(out, s->dst, s->dlen);
+		memcpy(out + s->dlen, key + skip, len - skip);
+		*outlen = s->dlen + len - skip;
+		out[*outlen] = 0;
+		return true;
+	}
+	return false;
+}
+
+static size_t max_dst(const struct sublist *l)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i].dlen > m)
+			m = l->v[i].dlen;
+	return m;
+}
+
+/* Runs of '/' become one, one trailing '/' goes, then substitutions: local, then dist. */
+static int make_key(const struct fc_set *set, const char *path, struct scratch **sp,
+		    const char **key, size_t *keylen)
+{
+	size_t len = strlen(path), n = 0;
+	struct scratch *s;
+	char *out;
+
+	if (!len)
+		return EINVAL;
+	s = scratch_get(len + max_dst(&set->subs) + max_dst(&set->dist) + 2);
+	if (!s)
+		return ENOMEM;
+	out = s->buf[0];
+	for (size_t i = 0; i < len; i++) {
+		if (path[i] == '/' && n && out[n - 1] == '/')
+			continue;
+		out[n++] = path[i];
+	}
+	if (n > 1 && out[n - 1] == '/')
+		n--;
+	out[n] = 0;
+	int cur = 0;
+	if (set->subs.n && apply_subs(&set->subs, s->buf[cur], n, s->buf[!cur], &n))
+		cur = !cur;
+	if (set->dist.n && apply_subs(&set->dist, s->buf[cur], n, s->buf[!cur], &n))
+		cur = !cur;
+	*sp = s;
+	*key = s->buf[cur];
+	*keylen = n;
+	return 0;
+}
+
+/* ---- matching ---- */
+
+#define NOMATCH (-1)
+#define FAILED (-2)
+
+static int match_chunk(const struct chunk *c, const char *key, size_t len, pcre2_match_data *md)
+{
+	int rc = pcre2_match(c->code, (PCRE2_SPTR)key, len, 0, 0, md, NULL);
+
+	if (rc == PCRE2_ERROR_NOMATCH)
+		return NOMATCH;
+	if (rc < 0)
+		return FAILED;
+	if (c->n == 1)
+		return (int)c->spec[0];
+	PCRE2_SPTR mark = pcre2_get_mark(md);
+	unsigned j = 0;
+	if (!mark)
+		return FAILED;
+	for (; *mark; mark++)
+		j = j * 10 + (unsigned)(*mark - '0');
+	return j < c->n ? (int)c->spec[j] : FAILED;
+}
+
+/* The first spec of the tier, in 3.4's order, that the key's prefix leaves possible and that
+ * matches; NOMATCH; FAILED on a PCRE2 error; or -ENOMEM. */
+static int run_tier(const struct fc_set *set, const struct tier *t, const char *key, size_t len,
+		    unsigned cls, pcre2_match_data *md)
+{
+	int qid = fc_find_q(t, key, len);
+	const struct chunkset *cs;
+
+	if (qid < 0)
+		return NOMATCH;
+	cs = fc_chunkset(set, t, qid, cls);
+	if (!cs)
+		return -ENOMEM;
+	for (unsigned i = 0; i < cs->nchunks; i++) {
+		int r = match_chunk(&cs->chunks[i], key, len, md);
+		if (r != NOMATCH)
+			return r;
+	}
+	return NOMATCH;
+}
+
+static int literal_best(const struct fc_set *set, const char *key, size_t len, unsigned cls)
+{
+	int best = NOMATCH;
+
+	for (int pass = 0; pass < 2; pass++) {
+		size_t l = len;
+		if (pass == 1) {
+			/* "$" also matches before a final newline */
+			if (!len || key[len - 1] != '\n')
+				break;
+			l--;
+		}
+		for (int i = fc_literal_find(set, key, l); i >= 0; i = set->specs[i].next_same) {
+			if (!fc_class_ok(set->specs[i].tclass, cls))
+				continue;
+			if (best < 0 || set->specs[i].tier_pos > set->specs[best].tier_pos)
+				best = i;
+			break;
+		}
+	}
+	return best;
+}
+
+/* 3.4's filters and match for one spec, without any index: the reference the index must agree
+ * with, used after a PCRE2 error and by fc_explain. */
+static int spec_matches(const struct spec *s, const char *key, size_t len, unsigned cls,
+			pcre2_match_data *md)
+{
+	if (s->dead || !fc_class_ok(s->tclass, cls))
+		return 0;
+	if (s->kind == SK_LITERAL)
+		return (len == s->litlen || (len == s->litlen + 1 && key[len - 1] == '\n')) &&
+		       memcmp(key, s->lit, s->litlen) == 0;
+	if (len < s->qlen || memcmp(key, s->q, s->qlen) != 0)
+		return 0;
+	int rc = pcre2_match(s->re, (PCRE2_SPTR)key, len, 0, PCRE2_NO_JIT, md, NULL);
+	if (rc == PCRE2_ERROR_NOMATCH)
+		return 0;
+	return rc < 0 ? -1 : 1;
+}
+
+static int walk_all(const struct fc_set *set, const char *key, size_t len, unsigned cls,
+		    pcre2_match_data *md, int (*fn)(const struct fc_spec *, void *), void *arg)
+{
+	const struct tier *tiers[2] = { &set->plain, &set->regex };
+
+	for (int k = 0; k < 2; k++) {
+		const struct tier *t = tiers[k];
+		for (unsigned p = t->nspecs; p-- > 0;) {
+			const struct spec *s = &set->specs[t->order[p]];
+			int m = spec_matches(s, key, len, cls, md);
+			if (m < 0)
+				return EIO;
+			if (m && fn(&s->pub, arg))
+				return 0;
+		}
+	}
+	return 0;
+}
+
+static int first_match(const struct fc_spec *spec, void *arg)
+{
+	*(const struct fc_spec **)arg = spec;
+	return 1;
+}
+
+int fc_lookup(const fc_set *set, const char *path, mode_t mode, struct fc_result *res)
+{
+	struct scratch *s;
+	const char *key;
+	size_t len;
+	unsigned cls = fc_mode_class(mode);
+	int best, rc;
+
+	res->status = FC_NOMATCH;
+	res->context = NULL;
+	res->spec = NULL;
+	if (!path)
+		return EINVAL;
+	if ((rc = make_key(set, path, &s, &key, &len)))
+		return rc;
+
+	best = set->lhash ? literal_best(set, key, len, cls) : NOMATCH;
+	if (set->plain.nq) {
+		int r = run_tier(set, &set->plain, key, len, cls, s->md);
+		if (r == FAILED || r < -2)
+			goto slow;
+		if (r >= 0 && (best < 0 || set->specs[r].tier_pos > set->specs[best].tier_pos))
+			best = r;
+	}
+	if (best < 0 && set->regex.nq) {
+		best = run_tier(set, &set->regex, key, len, cls, s->md);
+		if (best == FAILED || best < -2)
+			goto slow;
+	}
+	if (best >= 0)
+		res->spec = &set->specs[best].pub;
+	goto done;
+slow:
+	res->spec = NULL;
+	if ((rc = walk_all(set, key, len, cls, s->md, first_match, &res->spec)))
+		return rc;
+done:
+	if (res->spec) {
+		const struct spec *sp = (const struct spec *)res->spec;
+		res->status = sp->none ? FC_NONE : FC_LABEL;
+		res->context = sp->none ? NULL : sp->pub.context;
+	}
+	return 0;
+}
+
+int fc_explain(const fc_set *set, const char *path, mode_t mode,
+	       int (*fn)(const struct fc_spec *spec, void *arg), void *arg)
+{
+	struct scratch *s;
+	const char *key;
+	size_t len;
+	int rc;
+
+	if (!path)
+		return EINVAL;
+	if ((rc = make_key(set, path, &s, &key, &len)))
+		return rc;
+	return walk_all(set, key, len, fc_mode_class(mode), s->md, fn, arg);
+}
+
+size_t fc_count(const fc_set *set)
+{
+	return set->nspecs;
+}
+
+const struct fc_spec *fc_spec_at(const fc_set *set, size_t i)
+{
+	return i < set->nspecs ? &set->specs[i].pub : NULL;
+}
+
+/* ---- loading ---- */
+
+static char *with_suffix(const char *base, const char *suffix)
+{
+	size_t a = strlen(base), b = strlen(suffix);
+	char *p = malloc(a + b + 1);
+	if (p) {
+		memcpy(p, base, a);
+		memcpy(p + a, suffix, b + 1);
+	}
+	return p;
+}
+
+static int parse_extra(struct fc_set *set, const char *base, const char *suffix,
+		       struct sublist *subs, struct fc_error *err)
+{
+	char *p = with_suffix(base, suffix);
+	int rc;
+
+	if (!p)
+		return ENOMEM;
+	rc = subs ? fc_parse_subs(set, p, subs, true, err) : fc_parse_file(set, p, true, err);
+	free(p);
+	return rc == ENOENT ? 0 : rc;
+}
+
+/* setfiles refuses two specs with the same regex whose types overlap. */
+static int check_dups(struct fc_set *set, size_t n, struct fc_error *err)
+{
+	size_t size = 16;
+	int *h;
+
+	while (size < n * 2)
+		size <<= 1;
+	h = malloc(size * sizeof(int));
+	if (!h)
+		return ENOMEM;
+	memset(h, 0xff, size * sizeof(int));
+	for (size_t i = 0; i < n; i++) {
+		struct spec *s = &set->specs[i];
+		size_t rl = strlen(s->pub.regex), b = fc_hash(s->pub.regex, rl) & (size_t)(size - 1);
+		/* Same-regex specs share a probe sequence; every earlier one is in it. */
+		for (; h[b] >= 0; b = (b + 1) & (size - 1)) {
+			struct spec *o = &set->specs[h[b]];
+			if (strcmp(o->pub.regex, s->pub.regex) != 0)
+				continue;
+			if (o->pub.mode && s->pub.mode && o->pub.mode != s->pub.mode)
+				continue;
+			fc_seterr(err, s->pub.file, s->pub.line, 0,
+				  "'%.200s' is also specified at %s:%u (%s %s %s)", s->pub.regex,
+				  o->pub.file, o->pub.line, o->pub.context,
+				  strcmp(o->pub.context, s->pub.context) ? "and" : "twice, as",
+				  s->pub.context);
+			free(h);
+			return EINVAL;
+		}
+		h[b] = (int)i;
+	}
+	free(h);
+	return 0;
+}
+
+static int build_orders(struct fc_set *set)
+{
+	set->plain.order = malloc((set->plain.nspecs + 1) * sizeof(unsigned));
+	set->regex.order = malloc((set->regex.nspecs + 1) * sizeof(unsigned));
+	if (!set->plain.order || !set->regex.order)
+		return ENOMEM;
+	for (size_t i = 0; i < set->nspecs; i++) {
+		const struct spec *s = &set->specs[i];
+		struct tier *t = s->kind == SK_REGEX ? &set->regex : &set->plain;
+		t->order[s->tier_pos] = (unsigned)i;
+	}
+	return 0;
+}
+
+int fc_load_opts(fc_set **out, const char *const *files, size_t nfiles,
+		 const struct fc_load_opts *opts, struct fc_error *err)
+{
+	struct fc_set *set;
+	unsigned flags = opts ? opts->flags : 0;
+	int rc = 0;
+
+	if (err)
+		memset(err, 0, sizeof(*err));
+	if (!nfiles) {
+		fc_seterr(err, NULL, 0, 0, "no file_contexts file given");
+		return EINVAL;
+	}
+	set = calloc(1, sizeof(*set));
+	if (!set)
+		return ENOMEM;
+	pthread_mutex_init(&set->lock, NULL);
+	for (size_t i = 0; i < nfiles && !rc; i++)
+		rc = fc_parse_file(set, files[i], false, err);
+	if (!rc && (flags & FC_NO_DUPS))
+		rc = check_dups(set, set->nspecs, err);
+	if (!rc && nfiles == 1 && !(flags & FC_BASE_ONLY)) {
+		rc = parse_extra(set, files[0], ".homedirs", NULL, err);
+		if (!rc)
+			rc = parse_extra(set, files[0], ".local", NULL, err);
+	}
+	if (!rc && nfiles == 1 && !(flags & FC_NO_SUBS)) {
+		rc = parse_extra(set, files[0], ".subs", &set->subs, err);
+		if (!rc)
+			rc = parse_extra(set, files[0], ".subs_dist", &set->dist, err);
+	}
+	if (!rc && opts && opts->subs)
+		rc = fc_parse_subs(set, opts->subs, &set->subs, false, err);
+	if (!rc && opts && opts->subs_dist)
+		rc = fc_parse_subs(set, opts->subs_dist, &set->dist, false, err);
+	if (!rc)
+		rc = fc_build_index(set, err);
+	if (!rc)
+		rc = build_orders(set);
+	if (rc) {
+		if (rc == ENOMEM && err && !err->msg[0])
+			fc_seterr(err, NULL, 0, 0, "out of memory");
+		fc_free(set);
+		return rc;
+	}
+	*out = set;
+	return 0;
+}
+
+int fc_load(fc_set **out, const char *const *files, size_t nfiles, unsigned flags,
+	    struct fc_error *err)
+{
+	struct fc_load_opts o = { .flags = flags };
+	return fc_load_opts(out, files, nfiles, &o, err);
+}
+
+static void free_subs(struct sublist *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].src);
+		free(l->v[i].dst);
+	}
+	free(l->v);
+}
+
+void fc_free(fc_set *set)
+{
+	if (!set)
+		return;
+	fc_free_index(set);
+	for (size_t i = 0; i < set->nbufs; i++)
+		free(set->bufs[i]);
+	free(set->bufs);
+	for (size_t i = 0; i < set->nnames; i++)
+		free(set->names[i]);
+	free(set->names);
+	free(set->specs);
+	free_subs(&set->subs);
+	free_subs(&set->dist);
+	pthread_mutex_destroy(&set->lock);
+	free(set);
+}

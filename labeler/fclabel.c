@@ -1,0 +1,140 @@
+/* fclabel: entry point and the table of subcommands. */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <errno.h>
+#include <pcre2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fclabel.h"
+
+#ifndef FCLABEL_VERSION
+#define FCLABEL_VERSION "unknown"
+#endif
+
+static const struct command commands[] = {
+	{ "lookup", cmd_lookup, "print the context file_contexts gives paths" },
+};
+
+static void usage(FILE *to)
+{
+	fprintf(to, "usage: fclabel [--version] [--help] COMMAND [ARGS]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(to, "   %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(to, "\n'fclabel COMMAND --help' shows a command's options; man fclabel-COMMAND.\n");
+}
+
+static void version(void)
+{
+	char pcre[64] = "";
+	pcre2_config(PCRE2_CONFIG_VERSION, pcre);
+	printf("fclabel %s\nPCRE2 %s\n", FCLABEL_VERSION, pcre);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		version();
+		return EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "fclabel: '%s' is not a command\n", argv[1]);
+	usage(stderr);
+	return EXIT_USAGE;
+}
+
+/* ---- helpers shared by the subcommands ---- */
+
+int fcfiles_add(struct fcfiles *f, const char *arg)
+{
+	const char *p = arg;
+
+	for (;;) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+		if (n) {
+			char **nv = realloc(f->v, (f->n + 1) * sizeof(*nv));
+			if (!nv)
+				return ENOMEM;
+			f->v = nv;
+			if (!(f->v[f->n] = strndup(p, n)))
+				return ENOMEM;
+			f->n++;
+		}
+		if (!comma)
+			return 0;
+		p = comma + 1;
+	}
+}
+
+void fcfiles_free(struct fcfiles *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		free(f->v[i]);
+	free(f->v);
+	f->v = NULL;
+	f->n = 0;
+}
+
+fc_set *load_policy(const char *cmd, const struct fcfiles *f, unsigned flags)
+{
+	struct fc_error err;
+	fc_set *set = NULL;
+	int rc = fc_load(&set, (const char *const *)f->v, f->n, flags, &err);
+
+	if (!rc)
+		return set;
+	fprintf(stderr, "fclabel %s: ", cmd);
+	if (err.file[0]) {
+		fprintf(stderr, "%s:", err.file);
+		if (err.line)
+			fprintf(stderr, "%u:", err.line);
+		if (err.column)
+			fprintf(stderr, "%u:", err.column);
+		fputc(' ', stderr);
+	}
+	fprintf(stderr, "%s\n", err.msg[0] ? err.msg : strerror(rc));
+	return NULL;
+}
+
+bool parse_mode(const char *s, mode_t *mode)
+{
+	static const struct { char c; mode_t m; } letters[] = {
+		{ 'f', S_IFREG }, { 'd', S_IFDIR }, { 'l', S_IFLNK }, { 'c', S_IFCHR },
+		{ 'b', S_IFBLK }, { 'p', S_IFIFO }, { 's', S_IFSOCK },
+	};
+	char *end;
+	unsigned long v;
+
+	if (s[0] && !s[1])
+		for (size_t i = 0; i < sizeof(letters) / sizeof(letters[0]); i++)
+			if (s[0] == letters[i].c) {
+				*mode = letters[i].m;
+				return true;
+			}
+	if (!s[0] || s[0] == '-' || s[0] == '+')
+		return false;
+	errno = 0;
+	v = strtoul(s, &end, 8);
+	if (*end || errno || v > 0177777)
+		return false;
+	*mode = (mode_t)v;
+	return true;
+}
+
+void die_usage(const char *cmd, const char *usage_text)
+{
+	fprintf(stderr, "usage: %s\n", usage_text);
+	(void)cmd;
+	exit(EXIT_USAGE);
+}

@@ -1,0 +1,43 @@
+/* The fclabel command: shared helpers of the subcommands. */
+#ifndef FCLABEL_H
+#define FCLABEL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "fcontexts.h"
+
+/* One subcommand: git style, one file each, cmd_NAME(argc, argv) with argv[0] the name. */
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+/* Exit codes shared by every subcommand. */
+enum {
+	EXIT_OK = 0,
+	EXIT_DIFFERS = 1,  /* the answer is "some input was bad" or "labels differ" */
+	EXIT_USAGE = 2,    /* bad options, unloadable policy, unusable image */
+};
+
+int cmd_lookup(int argc, char **argv);
+
+/* Accumulates -S arguments: each may be a comma-separated list. */
+struct fcfiles {
+	char **v;
+	size_t n;
+};
+int fcfiles_add(struct fcfiles *f, const char *arg);
+void fcfiles_free(struct fcfiles *f);
+
+/* Loads the set or prints why not ("fclabel CMD: FILE:LINE: reason") and returns NULL. */
+fc_set *load_policy(const char *cmd, const struct fcfiles *f, unsigned flags);
+
+/* A file mode for lookups: octal digits, or one letter f d l c b p s. */
+bool parse_mode(const char *s, mode_t *mode);
+
+void die_usage(const char *cmd, const char *usage) __attribute__((noreturn));
+
+#endif

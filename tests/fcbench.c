@@ -1,0 +1,137 @@
+/*
+ * Lookup benchmark: the same queries through fcontexts or through libselinux's selabel_lookup_raw
+ * (whichever libselinux.so.1 the loader finds: LD_LIBRARY_PATH selects a newer one).
+ * usage: fcbench fclabel|selinux FC[,FC...] QUERIES [REPEAT]
+ *   QUERIES: NUL-separated "MODE PATH" records (octal MODE).
+ * Prints: engine, load ms, lookups, seconds, lookups/s, and a digest of the answers so that two
+ * engines can be shown to agree.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <selinux/label.h>
+#include <selinux/selinux.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fcontexts.h"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static uint64_t mix(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return (h ^ '\n') * 1099511628211ull;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 4) {
+		fprintf(stderr, "usage: fcbench fclabel|selinux FC[,FC...] QUERIES [REPEAT]\n");
+		return 2;
+	}
+	int repeat = argc > 4 ? atoi(argv[4]) : 1;
+	bool ours = !strcmp(argv[1], "fclabel");
+
+	/* queries */
+	int fd = open(argv[3], O_RDONLY);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		perror(argv[3]);
+		return 2;
+	}
+	char *buf = malloc(st.st_size + 1);
+	if (read(fd, buf, st.st_size) != st.st_size) {
+		perror("read");
+		return 2;
+	}
+	buf[st.st_size] = 0;
+	size_t nq = 0, cap = 1024;
+	char **paths = malloc(cap * sizeof(char *));
+	mode_t *modes = malloc(cap * sizeof(mode_t));
+	for (char *p = buf; p < buf + st.st_size; p += strlen(p) + 1) {
+		char *sp = strchr(p, ' ');
+		if (!sp)
+			continue;
+		if (nq == cap) {
+			cap *= 2;
+			paths = realloc(paths, cap * sizeof(char *));
+			modes = realloc(modes, cap * sizeof(mode_t));
+		}
+		modes[nq] = (mode_t)strtoul(p, NULL, 8);
+		paths[nq++] = sp + 1;
+	}
+
+	/* files */
+	char *list = strdup(argv[2]);
+	const char *files[16];
+	size_t nf = 0;
+	for (char *t = strtok(list, ","); t && nf < 16; t = strtok(NULL, ","))
+		files[nf++] = t;
+
+	double t0 = now(), t1;
+	fc_set *set = NULL;
+	struct selabel_handle *h = NULL;
+	if (ours) {
+		struct fc_error err;
+		if (fc_load(&set, files, nf, 0, &err)) {
+			fprintf(stderr, "load: %s:%u: %s\n", err.file, err.line, err.msg);
+			return 1;
+		}
+	} else {
+		struct selinux_opt o[] = { { SELABEL_OPT_PATH, files[0] } };
+		h = selabel_open(SELABEL_CTX_FILE, o, 1);
+		if (!h) {
+			perror("selabel_open");
+			return 1;
+		}
+	}
+	t1 = now();
+	double load_ms = (t1 - t0) * 1000;
+
+	uint64_t digest = 1469598103934665603ull;
+	t0 = now();
+	for (int r = 0; r < repeat; r++)
+		for (size_t i = 0; i < nq; i++) {
+			const char *ans;
+			char *ctx = NULL;
+			if (ours) {
+				struct fc_result res;
+				if (fc_lookup(set, paths[i], modes[i], &res))
+					ans = "<<error>>";
+				else
+					ans = res.status == FC_LABEL ? res.context : "<<none>>";
+			} else {
+				if (selabel_lookup_raw(h, &ctx, paths[i], modes[i]) == 0)
+					ans = ctx;
+				else
+					ans = errno == ENOENT ? "<<none>>" : "<<error>>";
+			}
+			if (r == 0)
+				digest = mix(digest, ans);
+			freecon(ctx);
+		}
+	t1 = now();
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	double secs = t1 - t0;
+	printf("%s load_ms=%.1f lookups=%zu seconds=%.3f rate=%.0f digest=%016llx maxrss_kb=%ld\n",
+	       argv[1], load_ms, nq * (size_t)repeat, secs, nq * repeat / secs,
+	       (unsigned long long)digest, ru.ru_maxrss);
+	if (set)
+		fc_free(set);
+	if (h)
+		selabel_close(h);
+	return 0;
+}
