@@ -8,9 +8,12 @@
  *    which is itself a prefix condition), and a radix tree over the q's finds, in one walk down
  *    the key, the deepest q that is a prefix of the key. The candidates are the specs of that q
  *    and of its shorter ancestors;
- *  - for each (q, mode class) seen, the candidates are compiled lazily into a few combined PCRE2
- *    patterns "(?:^R1$)(*:0)|(?:^R2$)(*:1)|..." in priority order: PCRE2 takes the first
- *    alternative that matches, which is the spec 3.4 would pick, and the mark names it.
+ *  - for each (q, mode class) seen, the candidates are listed lazily in priority order, and each
+ *    is tried with its own JIT-compiled pattern unless a cheap test rules it out: most regexes
+ *    contain a literal run (".cgi", "bin/java") that the key must contain, and a 256-bit set of
+ *    the key's byte pairs, made once per lookup, rejects most candidates without a search.
+ *    (Combining a node's candidates into one alternation was tried: PCRE2 then has to run every
+ *    alternative's backtracking, and it measured slower than this filter.)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,13 +22,19 @@
 
 #include "internal.h"
 
-#define CHUNK_MAX 128
-
+/* Eight bytes a step: keys are paths of tens of bytes, hashed once per lookup. */
 uint64_t fc_hash(const char *s, size_t n)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
+
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	w = 0;
+	memcpy(&w, s, n);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
 	return h ^ (h >> 29);
 }
 
@@ -133,7 +142,12 @@ int fc_find_q(const struct tier *t, const char *key, size_t len)
 		return -1;
 	while (pos < len) {
 		const struct qnode *c = qnode_kid(n, (unsigned char)key[pos], NULL);
-		if (!c || c->len > len - pos || memcmp(c->label, key + pos, c->len) != 0)
+		unsigned j = 1; /* the first byte matched in qnode_kid */
+		if (!c || c->len > len - pos)
+			break;
+		while (j < c->len && c->label[j] == key[pos + j])
+			j++;
+		if (j < c->len)
 			break;
 		pos += c->len;
 		n = c;
@@ -245,7 +259,7 @@ int fc_build_index(struct fc_set *set, struct fc_error *err)
 	int rc;
 
 	for (size_t i = 0; i < set->nspecs; i++)
-		total += strlen(set->specs[i].pub.regex) + 2;
+		total += 2 * strlen(set->specs[i].pub.regex) + 4;
 	arena = malloc(total + 1);
 	if (!arena)
 		return ENOMEM;
@@ -258,9 +272,10 @@ int fc_build_index(struct fc_set *set, struct fc_error *err)
 		size_t plen;
 		char *p = arena + used;
 
-		fc_scan_regex(s->pub.regex, &sh, p, &plen);
+		size_t rl = strlen(s->pub.regex), reqlen;
+		char *req = p + rl + 2;
+		fc_scan_regex(s->pub.regex, &sh, p, &plen, req, &reqlen);
 		s->kind = !sh.meta ? (sh.literal ? SK_LITERAL : SK_PLAINRE) : SK_REGEX;
-		s->combinable = sh.combinable;
 		s->q = p;
 		s->qlen = plen;
 		if (sh.stem_len) {
@@ -281,8 +296,13 @@ int fc_build_index(struct fc_set *set, struct fc_error *err)
 					s->dead = true; /* the literal is shorter than its own stem */
 			}
 		}
-		used += s->qlen + 1;
 		p[s->qlen] = 0;
+		s->req = req;
+		s->reqlen = reqlen;
+		s->reqfrom = plen;
+		fc_pairs(req, reqlen, s->pairs);
+		req[reqlen] = 0;
+		used += 2 * rl + 4;
 		if (s->kind == SK_LITERAL) {
 			s->lit = s->q;
 			s->litlen = s->qlen;
@@ -350,47 +370,10 @@ static int by_priority(const void *a, const void *b, void *arg)
 	return pa < pb ? 1 : pa > pb ? -1 : 0;
 }
 
-static void jit(pcre2_code *code)
+/* Without JIT (or on failure) pcre2_match interprets: same answers, slower. */
+static bool jit(pcre2_code *code)
 {
-	/* Without JIT (or on failure) pcre2_match interprets: same answers, slower. */
-	(void)pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
-}
-
-/* Compiles specs[0..n) as one pattern, or splits when PCRE2 refuses the combination. */
-static int add_chunks(struct fc_set *set, struct chunkset *cs, unsigned *ids, unsigned n)
-{
-	if (n == 1) {
-		struct chunk *c = &cs->chunks[cs->nchunks++];
-		c->code = set->specs[ids[0]].re;
-		c->spec = ids;
-		c->n = 1;
-		c->owned = false;
-		return 0;
-	}
-	size_t len = 0;
-	for (unsigned i = 0; i < n; i++)
-		len += strlen(set->specs[ids[i]].pub.regex) + 24;
-	char *pat = malloc(len + 1), *w = pat;
-	if (!pat)
-		return ENOMEM;
-	for (unsigned i = 0; i < n; i++)
-		w += sprintf(w, "%s(?:^%s$)(*:%u)", i ? "|" : "", set->specs[ids[i]].pub.regex, i);
-	int ecode;
-	PCRE2_SIZE eoff;
-	pcre2_code *code = pcre2_compile((PCRE2_SPTR)pat, (size_t)(w - pat),
-					 PCRE2_DOTALL | PCRE2_ANCHORED, &ecode, &eoff, NULL);
-	free(pat);
-	if (!code) {
-		int rc = add_chunks(set, cs, ids, n / 2);
-		return rc ? rc : add_chunks(set, cs, ids + n / 2, n - n / 2);
-	}
-	jit(code);
-	struct chunk *c = &cs->chunks[cs->nchunks++];
-	c->code = code;
-	c->spec = ids;
-	c->n = n;
-	c->owned = true;
-	return 0;
+	return pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
 }
 
 static struct chunkset *build_chunkset(struct fc_set *set, const struct tier *t, int qid,
@@ -404,9 +387,10 @@ static struct chunkset *build_chunkset(struct fc_set *set, const struct tier *t,
 	for (int k = qid; k >= 0; k = t->q[k].parent)
 		cap += t->q[k].nspecs;
 	cs->all = malloc((cap + 1) * sizeof(unsigned));
-	cs->chunks = malloc((cap + 1) * sizeof(struct chunk));
-	if (!cs->all || !cs->chunks)
-		goto fail;
+	if (!cs->all) {
+		free(cs);
+		return NULL;
+	}
 	for (int k = qid; k >= 0; k = t->q[k].parent)
 		for (unsigned j = 0; j < t->q[k].nspecs; j++) {
 			unsigned i = t->q[k].specs[j];
@@ -415,29 +399,14 @@ static struct chunkset *build_chunkset(struct fc_set *set, const struct tier *t,
 		}
 	qsort_r(cs->all, n, sizeof(unsigned), by_priority, set);
 	cs->nall = n;
-	for (unsigned i = 0; i < n;) {
-		unsigned j = i;
-		if (!set->specs[cs->all[i]].combinable) {
-			j = i + 1;
-		} else {
-			while (j < n && j - i < CHUNK_MAX && set->specs[cs->all[j]].combinable)
-				j++;
+	for (unsigned i = 0; i < n; i++) {
+		struct spec *s = &set->specs[cs->all[i]];
+		if (!s->jit_tried) {
+			s->jitted = jit(s->re);
+			s->jit_tried = true;
 		}
-		if (j - i == 1)
-			jit(set->specs[cs->all[i]].re);
-		if (add_chunks(set, cs, cs->all + i, j - i))
-			goto fail;
-		i = j;
 	}
 	return cs;
-fail:
-	for (unsigned i = 0; i < cs->nchunks; i++)
-		if (cs->chunks[i].owned)
-			pcre2_code_free(cs->chunks[i].code);
-	free(cs->all);
-	free(cs->chunks);
-	free(cs);
-	return NULL;
 }
 
 const struct chunkset *fc_chunkset(const struct fc_set *cset, const struct tier *t, int qid,
@@ -467,10 +436,6 @@ static void free_tier(struct tier *t)
 			struct chunkset *cs = atomic_load(&t->q[k].cs[c]);
 			if (!cs)
 				continue;
-			for (unsigned i = 0; i < cs->nchunks; i++)
-				if (cs->chunks[i].owned)
-					pcre2_code_free(cs->chunks[i].code);
-			free(cs->chunks);
 			free(cs->all);
 			free(cs);
 		}

@@ -28,28 +28,23 @@ struct spec {
 	uint8_t tclass;     /* 0 untyped, 1..7 */
 	bool none;          /* context is <<none>> */
 	bool dead;          /* its stem can never equal a key's stem: never tried */
-	bool combinable;    /* may be one alternative of a combined pattern */
 	char *lit;          /* SK_LITERAL: the string it matches (escapes resolved) */
 	size_t litlen;
 	char *q;            /* a key must start with q to be a candidate (stem rule included) */
 	size_t qlen;
 	pcre2_code *re;     /* "^REGEX$", compiled at load (NULL for SK_LITERAL) */
+	char *req;          /* a literal every match contains at or after offset reqfrom... */
+	size_t reqlen;      /* ...of this length (0: none known) */
+	size_t reqfrom;
+	uint64_t pairs[4];  /* bits of every byte pair of req: the key must have them all */
+	bool jitted, jit_tried;
 	unsigned tier_pos;  /* priority within the tier: higher is tried first */
 	int next_same;      /* literal hash chain: next spec with the same literal, lower priority */
 };
 
-/* One compiled group of candidates for a (node, mode class): alternatives in priority order. */
-struct chunk {
-	pcre2_code *code;   /* combined pattern, or a spec's own pattern when n == 1 */
-	unsigned *spec;     /* spec index of each alternative */
-	unsigned n;
-	bool owned;         /* code belongs to the chunk (not a spec's own) */
-};
-
+/* The candidates for a (required prefix, mode class): specs in priority order. */
 struct chunkset {
-	unsigned nchunks;
-	struct chunk *chunks;
-	unsigned *all;      /* every candidate spec in order (for the exact fallback) */
+	unsigned *all;
 	unsigned nall;
 };
 
@@ -115,10 +110,10 @@ void fc_seterr(struct fc_error *err, const char *file, unsigned line, unsigned c
 struct regex_shape {
 	bool meta;          /* libselinux 3.4's hasMetaChars */
 	bool literal;       /* no metacharacters and only escapes of punctuation */
-	bool combinable;
 	size_t stem_len;    /* libselinux 3.4's stem, 0 for none */
 };
-void fc_scan_regex(const char *re, struct regex_shape *shape, char *prefix, size_t *prefix_len);
+void fc_scan_regex(const char *re, struct regex_shape *shape, char *prefix, size_t *prefix_len,
+		   char *req, size_t *req_len);
 
 /* index.c */
 int fc_build_index(struct fc_set *set, struct fc_error *err);
@@ -128,6 +123,21 @@ const struct chunkset *fc_chunkset(const struct fc_set *set, const struct tier *
 int fc_find_q(const struct tier *t, const char *key, size_t len);
 int fc_literal_find(const struct fc_set *set, const char *key, size_t len);
 uint64_t fc_hash(const char *s, size_t n);
+
+/* The 256-bit set of byte pairs of s[0..n): a cheap necessary test for "contains". */
+static inline unsigned fc_pair_bit(unsigned char a, unsigned char b)
+{
+	return ((a * 31u) ^ (b * 7u) ^ (b >> 3)) & 255u;
+}
+
+static inline void fc_pairs(const char *s, size_t n, uint64_t set[4])
+{
+	set[0] = set[1] = set[2] = set[3] = 0;
+	for (size_t i = 0; i + 1 < n; i++) {
+		unsigned bit = fc_pair_bit((unsigned char)s[i], (unsigned char)s[i + 1]);
+		set[bit >> 6] |= 1ull << (bit & 63);
+	}
+}
 
 static inline unsigned fc_mode_class(mode_t mode)
 {

@@ -74,7 +74,7 @@ static bool apply_subs(const struct sublist *l, const char *key, size_t len, cha
 {
 	for (size_t i = l->n; i-- > 0;) {
 		const struct subst *s = &l->v[i];
-		if (s->slen > len || memcmp(key, s->src, s->slen) != 0)
+		if (s->slen > len || (s->slen > 1 && key[1] != s->src[1]) || memcmp(key, s->src, s->slen) != 0)
 			continue;
 		if (key[s->slen] != '/' && key[s->slen] != 0)
 			continue;
@@ -113,10 +113,14 @@ static int make_key(const struct fc_set *set, const char *path, struct scratch *
 	if (!s)
 		return ENOMEM;
 	out = s->buf[0];
-	for (size_t i = 0; i < len; i++) {
-		if (path[i] == '/' && n && out[n - 1] == '/')
-			continue;
-		out[n++] = path[i];
+	/* Copy up to each '/', then skip the slashes that follow it. */
+	for (size_t i = 0; i < len;) {
+		const char *sl = memchr(path + i, '/', len - i);
+		size_t upto = sl ? (size_t)(sl - path) + 1 : len;
+		memcpy(out + n, path + i, upto - i);
+		n += upto - i;
+		for (i = upto; i < len && path[i] == '/'; i++)
+			;
 	}
 	if (n > 1 && out[n - 1] == '/')
 		n--;
@@ -137,29 +141,10 @@ static int make_key(const struct fc_set *set, const char *path, struct scratch *
 #define NOMATCH (-1)
 #define FAILED (-2)
 
-static int match_chunk(const struct chunk *c, const char *key, size_t len, pcre2_match_data *md)
-{
-	int rc = pcre2_match(c->code, (PCRE2_SPTR)key, len, 0, 0, md, NULL);
-
-	if (rc == PCRE2_ERROR_NOMATCH)
-		return NOMATCH;
-	if (rc < 0)
-		return FAILED;
-	if (c->n == 1)
-		return (int)c->spec[0];
-	PCRE2_SPTR mark = pcre2_get_mark(md);
-	unsigned j = 0;
-	if (!mark)
-		return FAILED;
-	for (; *mark; mark++)
-		j = j * 10 + (unsigned)(*mark - '0');
-	return j < c->n ? (int)c->spec[j] : FAILED;
-}
-
 /* The first spec of the tier, in 3.4's order, that the key's prefix leaves possible and that
  * matches; NOMATCH; FAILED on a PCRE2 error; or -ENOMEM. */
 static int run_tier(const struct fc_set *set, const struct tier *t, const char *key, size_t len,
-		    unsigned cls, pcre2_match_data *md)
+		    unsigned cls, pcre2_match_data *md, const uint64_t pairs[4])
 {
 	int qid = fc_find_q(t, key, len);
 	const struct chunkset *cs;
@@ -169,10 +154,21 @@ static int run_tier(const struct fc_set *set, const struct tier *t, const char *
 	cs = fc_chunkset(set, t, qid, cls);
 	if (!cs)
 		return -ENOMEM;
-	for (unsigned i = 0; i < cs->nchunks; i++) {
-		int r = match_chunk(&cs->chunks[i], key, len, md);
-		if (r != NOMATCH)
-			return r;
+	for (unsigned i = 0; i < cs->nall; i++) {
+		const struct spec *sp = &set->specs[cs->all[i]];
+		if (sp->reqlen) {
+			if ((sp->pairs[0] & ~pairs[0]) | (sp->pairs[1] & ~pairs[1]) |
+			    (sp->pairs[2] & ~pairs[2]) | (sp->pairs[3] & ~pairs[3]))
+				continue;
+			if (!memmem(key + sp->reqfrom, len - sp->reqfrom, sp->req, sp->reqlen))
+				continue;
+		}
+		int rc = sp->jitted ? pcre2_jit_match(sp->re, (PCRE2_SPTR)key, len, 0, 0, md, NULL)
+				    : pcre2_match(sp->re, (PCRE2_SPTR)key, len, 0, 0, md, NULL);
+		if (rc >= 0)
+			return (int)cs->all[i];
+		if (rc != PCRE2_ERROR_NOMATCH)
+			return FAILED;
 	}
 	return NOMATCH;
 }
@@ -260,15 +256,18 @@ int fc_lookup(const fc_set *set, const char *path, mode_t mode, struct fc_result
 		return rc;
 
 	best = set->lhash ? literal_best(set, key, len, cls) : NOMATCH;
+	uint64_t pairs[4];
+	if (best < 0 || set->plain.nq)
+		fc_pairs(key, len, pairs);
 	if (set->plain.nq) {
-		int r = run_tier(set, &set->plain, key, len, cls, s->md);
+		int r = run_tier(set, &set->plain, key, len, cls, s->md, pairs);
 		if (r == FAILED || r < -2)
 			goto slow;
 		if (r >= 0 && (best < 0 || set->specs[r].tier_pos > set->specs[best].tier_pos))
 			best = r;
 	}
 	if (best < 0 && set->regex.nq) {
-		best = run_tier(set, &set->regex, key, len, cls, s->md);
+		best = run_tier(set, &set->regex, key, len, cls, s->md, pairs);
 		if (best == FAILED || best < -2)
 			goto slow;
 	}

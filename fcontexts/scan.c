@@ -1,8 +1,7 @@
 /*
  * What a regex's text tells before PCRE2 sees it: libselinux 3.4's own classification (metachars,
- * stem), the literal prefix every match must start with, and whether the regex can safely be one
- * alternative of a combined pattern. Anything this scanner does not fully understand makes it
- * conservative: a shorter prefix, not combinable.
+ * stem), the literal prefix every match must start with, and a literal run every match contains.
+ * Anything this scanner does not fully understand makes it conservative: no prefix, no run.
  */
 #include <ctype.h>
 #include <string.h>
@@ -17,12 +16,6 @@ static bool is_meta34(int c)
 static bool is_quant(int c)
 {
 	return c == '?' || c == '*' || c == '+' || c == '{';
-}
-
-/* Escapes that match one character (or a simple assertion) and consume nothing after them. */
-static bool simple_alnum_escape(int c)
-{
-	return c && strchr("dDwWsShHvVtnrfebB", c) != NULL;
 }
 
 static void scan34(const char *re, struct regex_shape *sh)
@@ -72,14 +65,39 @@ static size_t skip_class(const char *re, size_t i)
 	return re[j] == ']' ? j + 1 : 0;
 }
 
-void fc_scan_regex(const char *re, struct regex_shape *sh, char *prefix, size_t *prefix_len)
+/* The run of literal characters being collected at the top level, and the longest one seen. */
+struct runs {
+	char *best;
+	size_t best_len, cur_len;
+	char cur[256];
+	bool first;      /* the current run started at the pattern's start: it is the prefix */
+};
+
+static void run_end(struct runs *r)
+{
+	if (!r->first && r->cur_len > r->best_len) {
+		memcpy(r->best, r->cur, r->cur_len);
+		r->best_len = r->cur_len;
+	}
+	r->cur_len = 0;
+	r->first = false;
+}
+
+static void run_add(struct runs *r, char c)
+{
+	if (r->cur_len < sizeof(r->cur))
+		r->cur[r->cur_len++] = c;
+}
+
+void fc_scan_regex(const char *re, struct regex_shape *sh, char *prefix, size_t *prefix_len,
+		   char *req, size_t *req_len)
 {
 	size_t i = 0, n = strlen(re), plen = 0;
 	int depth = 0;
 	bool in_prefix = true, topalt = false, opaque = false, literal = true;
+	struct runs run = { .best = req, .first = true };
 
 	scan34(re, sh);
-	sh->combinable = true;
 
 	while (i < n && !opaque) {
 		char c = re[i];
@@ -92,19 +110,28 @@ void fc_scan_regex(const char *re, struct regex_shape *sh, char *prefix, size_t 
 			if (isalnum((unsigned char)x)) {
 				literal = false;
 				in_prefix = false;
+				run_end(&run);
+				/* \Q quotes up to \E, \c eats the next character */
 				if (x == 'Q' || x == 'c' || x == 'E')
 					opaque = true;
-				else if (!simple_alnum_escape(x))
-					sh->combinable = false;
-			} else if (in_prefix) {
-				if (is_quant(re[i + 2]))
-					in_prefix = false;
+			} else {
+				bool q = is_quant(re[i + 2]);
+				if (in_prefix) {
+					if (q)
+						in_prefix = false;
+					else
+						prefix[plen++] = x;
+				}
+				if (q || depth)
+					run_end(&run);
 				else
-					prefix[plen++] = x;
+					run_add(&run, x);
 			}
 			i += 2;
 			continue;
 		}
+		if (strchr("[()|.^$?*+{", c))
+			run_end(&run);
 		switch (c) {
 		case '[': {
 			size_t j = skip_class(re, i);
@@ -146,25 +173,33 @@ void fc_scan_regex(const char *re, struct regex_shape *sh, char *prefix, size_t 
 		case '.': case '^': case '$': case '?': case '*': case '+': case '{':
 			literal = in_prefix = false;
 			break;
-		default:
+		default: {
+			bool q = is_quant(re[i + 1]);
 			if (in_prefix) {
-				if (is_quant(re[i + 1]))
+				if (q)
 					in_prefix = false;
 				else
 					prefix[plen++] = c;
 			}
+			if (q || depth)
+				run_end(&run);
+			else
+				run_add(&run, c);
 			break;
+		}
 		}
 		i++;
 	}
+	run_end(&run);
 	if (depth != 0)
 		opaque = true;
 	if (opaque || topalt) {
-		/* "^a|b$" is not anchored at both ends: no prefix, and it must run on its own. */
+		/* "^a|b$" is not anchored at both ends: it has no prefix. */
 		plen = 0;
-		sh->combinable = false;
+		run.best_len = 0;
 		literal = false;
 	}
 	sh->literal = literal && !sh->meta;
 	*prefix_len = plen;
+	*req_len = run.best_len;
 }
