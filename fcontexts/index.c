@@ -190,8 +190,8 @@ static int compile_one(struct spec *s, struct fc_error *err)
 		if (off > n)
 			off = n;
 		pcre2_get_error_message(ecode, msg, sizeof(msg));
-		fc_seterr(err, s->pub.file, s->pub.line, 0,
-			  "bad regex '%.200s': PCRE2: %s at offset %zu", s->pub.regex,
+		fc_seterr(err, s->pub.file, s->pub.line, s->col + (unsigned)off,
+			  "bad regex '%.200s': %s (PCRE2, at offset %zu)", s->pub.regex,
 			  (const char *)msg, off);
 		return EINVAL;
 	}

@@ -38,6 +38,7 @@ struct spec {
 	size_t reqfrom;
 	uint64_t pairs[4];  /* bits of every byte pair of req: the key must have them all */
 	bool jitted, jit_tried;
+	unsigned col;       /* 1-based column of the regex in its line */
 	unsigned tier_pos;  /* priority within the tier: higher is tried first */
 	int next_same;      /* literal hash chain: next spec with the same literal, lower priority */
 };

@@ -164,6 +164,7 @@ static int parse_line(struct fc_set *set, const char *path, unsigned fileno_, ch
 	s.pub.file = set->names[fileno_];
 	s.pub.line = lineno;
 	s.pub.regex = f[0];
+	s.col = col[0];
 	if (items == 2) {
 		s.pub.context = f[1];
 	} else {
