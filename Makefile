@@ -56,7 +56,7 @@ check: deps
 	@sh tests/run.sh
 
 demo: deps
-	@$(MAKE) --no-print-directory fclabel
+	@$(MAKE) -s --no-print-directory fclabel
 	@sh tests/demo.sh
 
 bench: deps
