@@ -1,0 +1,104 @@
+#!/bin/sh
+# make bench: lookups per second of fclabel against libselinux 3.4 (the system library) and, when
+# ../shared/tools/build-libselinux-new can build it, libselinux 3.8, on the same queries in one run.
+# A benchmark, not a test: it prints figures and the ratios, and checks only that the answers agree.
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+out=$top/tests/out/bench
+mkdir -p "$out"
+bench=$top/tests/fcbench
+shared=${SHARED:-$top/../shared/data}
+runs=${BENCH_RUNS:-3}
+sample=${BENCH_SAMPLE:-20000}
+
+fc=$shared/refpolicy/file_contexts
+[ -f "$fc" ] || fc=/etc/selinux/default/contexts/files/file_contexts
+[ -f "$fc" ] || { echo "bench: no refpolicy file_contexts (../shared/data/refpolicy or selinux-policy-default)"; exit 1; }
+
+# Queries: this machine's own tree, each path with its real file type.
+echo "bench: listing this machine's files..."
+find / -xdev \( -path /proc -o -path /sys -o -path "$top/tests/out" \) -prune -o -printf '%y %p\0' 2>/dev/null |
+	python3 -c '
+import sys
+m = {b"f": b"0100644", b"d": b"040755", b"l": b"0120777", b"c": b"020644", b"b": b"060644", b"p": b"010644", b"s": b"0140755"}
+recs = [r for r in sys.stdin.buffer.read().split(b"\0") if r]
+out = [m.get(r[:1], b"0") + r[1:] for r in recs]
+sys.stdout.buffer.write(b"\0".join(out) + b"\0")
+' >"$out/machine.q"
+python3 -c '
+import random, sys
+recs = [r for r in open(sys.argv[1], "rb").read().split(b"\0") if r]
+random.seed(1)
+pick = random.sample(recs, min(int(sys.argv[3]), len(recs)))
+open(sys.argv[2], "wb").write(b"\0".join(pick) + b"\0")
+' "$out/machine.q" "$out/sample.q" "$sample"
+
+field() { sed -n "s/.*$1=\([^ ]*\).*/\1/p"; }
+# best RUNS ENGINE FC QUERIES [LD_LIBRARY_PATH]: the fastest of RUNS runs; prints its line
+best() {
+	_n=$1 _e=$2 _f=$3 _q=$4 _l=${5:-}
+	i=0
+	while [ $i -lt "$_n" ]; do
+		LD_LIBRARY_PATH=$_l "$bench" "$_e" "$_f" "$_q"
+		i=$((i + 1))
+	done | sort -t= -k5 -n | awk '{ r = $0; sub(/.*rate=/, "", r); sub(/ .*/, "", r); if (r + 0 > best) { best = r + 0; line = $0 } } END { print line }'
+}
+
+newlib=$(bash "$top/../shared/tools/build-libselinux-new" 2>"$out/newlib.log" | tail -n 1)
+[ -f "$newlib/libselinux.so.1" ] || newlib=
+
+nq=$(tr -cd '\000' <"$out/machine.q" | wc -c)
+ns=$(tr -cd '\000' <"$out/sample.q" | wc -c)
+echo "bench: refpolicy $fc; $nq paths of this machine (real modes); libselinux 3.4 on a sample of $ns"
+echo
+ours_all=$(best "$runs" fclabel "$fc" "$out/machine.q")
+ours_s=$(best "$runs" fclabel "$fc" "$out/sample.q")
+old_s=$(best 1 selinux "$fc" "$out/sample.q")
+echo "fclabel      all    : $ours_all"
+echo "fclabel      sample : $ours_s"
+echo "selinux 3.4  sample : $old_s"
+new_all=
+if [ -n "$newlib" ]; then
+	new_all=$(best "$runs" selinux "$fc" "$out/machine.q" "$newlib")
+	echo "selinux $(sed 's/libselinux_\(.*\)\.orig.*/\1/' "$newlib/VERSION" 2>/dev/null) all : $new_all"
+else
+	echo "selinux new: not built ($(tail -n 1 "$out/newlib.log"))"
+fi
+
+r_ours=$(echo "$ours_all" | field rate)
+r_ours_s=$(echo "$ours_s" | field rate)
+r_old=$(echo "$old_s" | field rate)
+echo
+echo "fclabel: $r_ours lookups/s on one core (target 1,000,000), load $(echo "$ours_all" | field load_ms) ms (target < 20)"
+echo "vs libselinux 3.4 on the sample: $(awk -v a="$r_ours_s" -v b="$r_old" 'BEGIN { printf "%.0fx", a / b }')"
+status=0
+[ "$(echo "$ours_s" | field digest)" = "$(echo "$old_s" | field digest)" ] &&
+	echo "answers: identical to libselinux 3.4 on the sample" ||
+	{ echo "answers: DIFFER from libselinux 3.4 on the sample"; status=1; }
+if [ -n "$new_all" ]; then
+	r_new=$(echo "$new_all" | field rate)
+	echo "vs libselinux new on all paths: $(awk -v a="$r_ours" -v b="$r_new" 'BEGIN { printf "%.1fx (target 10x)", a / b }')"
+	[ "$(echo "$ours_all" | field digest)" = "$(echo "$new_all" | field digest)" ] &&
+		echo "answers: identical to libselinux new on all paths" ||
+		echo "answers: differ from libselinux new on some paths (3.8 changed some quirks; see the semantics doc)"
+fi
+
+# Android: the Pixel 5 image's own contexts and file list, when present.
+img=$shared/images/pixel5_redfin_RD1A.200810.020_android11
+if [ -d "$img" ]; then
+	awk -F '\t' '!/^#/ && NF >= 3 { m = ($1 == "d") ? "040755" : ($1 == "l") ? "0120777" : "0100644"; printf "%s %s%c", m, $2, 0 }' \
+		"$img"/*.labels.tsv >"$out/android.q"
+	afc=$img/system_system_etc_selinux_plat_file_contexts,$img/vendor_etc_selinux_vendor_file_contexts
+	a_ours=$(best "$runs" fclabel "$afc" "$out/android.q")
+	echo
+	echo "android (pixel5 plat+vendor, $(tr -cd '\000' <"$out/android.q" | wc -c) paths):"
+	echo "fclabel      : $a_ours"
+	if [ -n "$newlib" ]; then
+		# libselinux reads one file: give both the concatenation
+		cat "$img/system_system_etc_selinux_plat_file_contexts" "$img/vendor_etc_selinux_vendor_file_contexts" >"$out/android.fc"
+		a_new=$(best "$runs" selinux "$out/android.fc" "$out/android.q" "$newlib")
+		echo "selinux new  : $a_new"
+		echo "vs libselinux new: $(awk -v a="$(echo "$a_ours" | field rate)" -v b="$(echo "$a_new" | field rate)" 'BEGIN { printf "%.1fx", a / b }')"
+	fi
+fi
+exit $status
