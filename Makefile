@@ -25,7 +25,7 @@ FC_SRCS  := $(wildcard fcontexts/*.c)
 FC_OBJS  := $(FC_SRCS:.c=.o)
 LB_SRCS  := $(wildcard labeler/*.c)
 LB_OBJS  := $(LB_SRCS:.c=.o)
-TEST_BINS := tests/oracle tests/gen_fc tests/fcbench
+TEST_BINS := tests/oracle tests/fcbench tests/fcunit
 
 .PHONY: all deps check demo bench clean
 all: fclabel
@@ -45,8 +45,8 @@ fclabel: $(LB_OBJS) fcontexts/libfcontexts.a
 tests/oracle: tests/oracle.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(SEL_LIBS)
 
-tests/gen_fc: tests/gen_fc.c
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $<
+tests/fcunit: tests/fcunit.c fcontexts/libfcontexts.a
+	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< fcontexts/libfcontexts.a $(PCRE_LIBS) -lpthread
 
 tests/fcbench: tests/fcbench.c fcontexts/libfcontexts.a
 	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< fcontexts/libfcontexts.a $(PCRE_LIBS) $(SEL_LIBS) -ldl -lpthread
