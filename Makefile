@@ -19,6 +19,7 @@ endif
 
 PCRE_CFLAGS = $(shell $(PKG_CONFIG) --cflags libpcre2-8 2>/dev/null)
 PCRE_LIBS   = $(shell $(PKG_CONFIG) --libs libpcre2-8 2>/dev/null || echo -lpcre2-8)
+E2_LIBS     = $(shell $(PKG_CONFIG) --libs ext2fs com_err 2>/dev/null || echo -lext2fs -lcom_err)
 SEL_LIBS    = $(shell $(PKG_CONFIG) --libs libselinux 2>/dev/null || echo -lselinux)
 
 FC_SRCS  := $(wildcard fcontexts/*.c)
@@ -37,7 +38,7 @@ fcontexts/libfcontexts.a: $(FC_OBJS)
 	$(AR) rcs $@ $^
 
 fclabel: $(LB_OBJS) fcontexts/libfcontexts.a
-	$(CC) $(LDFLAGS) -o $@ $(LB_OBJS) fcontexts/libfcontexts.a $(PCRE_LIBS) -lpthread
+	$(CC) $(LDFLAGS) -o $@ $(LB_OBJS) fcontexts/libfcontexts.a $(PCRE_LIBS) $(E2_LIBS) -lpthread
 
 %.o: %.c $(wildcard fcontexts/*.h labeler/*.h)
 	$(CC) $(CPPFLAGS) -DFCLABEL_VERSION='"$(VERSION)"' $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<

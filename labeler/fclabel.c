@@ -1,6 +1,7 @@
 /* fclabel: entry point and the table of subcommands. */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
+#include <ext2fs/ext2fs.h>
 #include <pcre2.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,8 @@
 #endif
 
 static const struct command commands[] = {
+	{ "label", cmd_label, "write every file's SELinux label in an ext4 image" },
+	{ "check", cmd_check, "list the files of an image whose label differs (read-only)" },
 	{ "lookup", cmd_lookup, "print the context file_contexts gives paths" },
 };
 
@@ -28,7 +31,9 @@ static void version(void)
 {
 	char pcre[64] = "";
 	pcre2_config(PCRE2_CONFIG_VERSION, pcre);
-	printf("fclabel %s\nPCRE2 %s\n", FCLABEL_VERSION, pcre);
+	const char *e2 = NULL;
+	ext2fs_get_library_version(&e2, NULL);
+	printf("fclabel %s\nlibext2fs %s\nPCRE2 %s\n", FCLABEL_VERSION, e2 ? e2 : "?", pcre);
 }
 
 int main(int argc, char **argv)

@@ -23,6 +23,11 @@ enum {
 };
 
 int cmd_lookup(int argc, char **argv);
+int cmd_label(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+
+/* imgcmd.c: what label and check share; mode is an enum label_mode */
+int image_command(int argc, char **argv, int mode);
 
 /* Accumulates -S arguments: each may be a comma-separated list. */
 struct fcfiles {

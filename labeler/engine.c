@@ -1,0 +1,349 @@
+/* label_tree: the walk that looks every file up and writes (or checks) its label. */
+#include <errno.h>
+#include <et/com_err.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "label.h"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Hard links: the first path's answer for every multiply-linked inode. */
+struct link {
+	ext2_ino_t ino;
+	const struct fc_spec *spec; /* NULL: no label */
+	char *path;
+};
+
+struct run {
+	struct image *img;
+	const fc_set *set;
+	const struct label_opts *o;
+	struct label_stats *st;
+	struct xattr_ctx *x;
+	struct link *links;
+	size_t nlinks, linkmask;
+	double start, next_progress;
+	unsigned long total;
+	bool tty, progress_shown, json_first;
+	bool collect_only; /* --strict's first pass: find conflicts, write nothing */
+};
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void clear_progress(struct run *r)
+{
+	if (r->progress_shown) {
+		fputs("\r\033[K", stderr);
+		r->progress_shown = false;
+	}
+}
+
+static void progress(struct run *r)
+{
+	double t = now();
+	if (!r->tty || t < r->next_progress)
+		return;
+	r->next_progress = t + 0.25;
+	double el = t - r->start, rate = el > 0 ? r->st->scanned / el : 0;
+	unsigned long left = r->total > r->st->scanned ? r->total - r->st->scanned : 0;
+	char line[160];
+	int n = snprintf(line, sizeof(line), "fclabel %s: %lu of %lu files, %.0f/s, %lu changed, "
+			 "about %.0f s left", r->o->cmd, r->st->scanned, r->total, rate,
+			 r->st->changed, rate > 0 ? left / rate : 0.0);
+	struct winsize ws;
+	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 10 && n >= ws.ws_col)
+		line[ws.ws_col - 1] = 0;
+	fprintf(stderr, "\r%s\033[K", line);
+	r->progress_shown = true;
+}
+
+static void warn(void *arg, const char *path, const char *msg)
+{
+	struct run *r = arg;
+	clear_progress(r);
+	fprintf(stderr, "fclabel %s: warning: %s: %s\n", r->o->cmd, path, msg);
+	r->st->warnings++;
+}
+
+static void event(struct run *r, const char *kind, const char *path, const char *has,
+		  const char *wants, const struct fc_spec *spec, const char *extra)
+{
+	if (!r->o->json || r->collect_only)
+		return;
+	fprintf(r->o->json, "%s\n    {\"event\": ", r->json_first ? "" : ",");
+	r->json_first = false;
+	json_str(r->o->json, kind);
+	fputs(", \"path\": ", r->o->json);
+	json_str(r->o->json, path);
+	if (has) {
+		fputs(", \"has\": ", r->o->json);
+		json_str(r->o->json, has);
+	}
+	if (wants) {
+		fputs(", \"wants\": ", r->o->json);
+		json_str(r->o->json, wants);
+	}
+	if (spec) {
+		fprintf(r->o->json, ", \"spec\": ");
+		json_str(r->o->json, spec->file);
+		fprintf(r->o->json, ", \"line\": %u", spec->line);
+	}
+	if (extra) {
+		fputs(", \"detail\": ", r->o->json);
+		json_str(r->o->json, extra);
+	}
+	fputc('}', r->o->json);
+}
+
+static struct link *link_slot(struct run *r, ext2_ino_t ino)
+{
+	if (r->nlinks * 2 >= r->linkmask) {
+		size_t nm = r->linkmask ? r->linkmask * 2 + 1 : 1023;
+		struct link *nl = calloc(nm + 1, sizeof(*nl));
+		if (!nl)
+			return NULL;
+		for (size_t i = 0; r->links && i <= r->linkmask; i++)
+			if (r->links[i].ino) {
+				size_t b = (r->links[i].ino * 2654435761u) & nm;
+				while (nl[b].ino)
+					b = (b + 1) & nm;
+				nl[b] = r->links[i];
+			}
+		free(r->links);
+		r->links = nl;
+		r->linkmask = nm;
+	}
+	size_t b = (ino * 2654435761u) & r->linkmask;
+	while (r->links[b].ino && r->links[b].ino != ino)
+		b = (b + 1) & r->linkmask;
+	return &r->links[b];
+}
+
+static bool excluded(const struct label_opts *o, const char *path, size_t len)
+{
+	for (size_t i = 0; i < o->nexcludes; i++) {
+		size_t el = strlen(o->excludes[i]);
+		if (len >= el && !memcmp(path, o->excludes[i], el) &&
+		    (len == el || path[el] == '/' || (el == 1 && o->excludes[i][0] == '/')))
+			return true;
+	}
+	return false;
+}
+
+static const char *spec_where(const struct fc_spec *s, char *buf, size_t n)
+{
+	if (!s)
+		return "(no spec)";
+	snprintf(buf, n, "%s:%u", s->file, s->line);
+	return buf;
+}
+
+static int visit(const struct walk_entry *e, void *arg)
+{
+	struct run *r = arg;
+	const struct label_opts *o = r->o;
+	struct label_stats *st = r->st;
+	struct fc_result res;
+	char w1[600], w2[600];
+	mode_t mode = e->inode->i_mode;
+
+	if (o->nexcludes && excluded(o, e->path, e->pathlen))
+		return 1;
+	st->scanned++;
+	progress(r);
+	switch (mode & LINUX_S_IFMT) {
+	case LINUX_S_IFREG: case LINUX_S_IFDIR: case LINUX_S_IFLNK: case LINUX_S_IFCHR:
+	case LINUX_S_IFBLK: case LINUX_S_IFIFO: case LINUX_S_IFSOCK:
+		break;
+	default:
+		snprintf(w1, sizeof(w1), "inode %u has an invalid file type (mode 0%o); left as it is",
+			 e->ino, mode);
+		warn(r, e->path, w1);
+		return 1;
+	}
+	int rc = fc_lookup(r->set, e->path, mode, &res);
+	if (rc) {
+		snprintf(w1, sizeof(w1), "lookup failed: %s", strerror(rc));
+		warn(r, e->path, w1);
+		st->errors++;
+		return 0;
+	}
+	/* hard links: the first path decides */
+	if (!LINUX_S_ISDIR(mode) && e->inode->i_links_count > 1) {
+		struct link *l = link_slot(r, e->ino);
+		if (!l)
+			return -1;
+		if (l->ino) {
+			if (l->spec != res.spec &&
+			    (!l->spec || !res.spec || strcmp(l->spec->context, res.spec->context))) {
+				st->conflicts++;
+				clear_progress(r);
+				fprintf(stderr, "fclabel %s: hard link conflict: inode %u is %s (%s, %s) "
+					"and %s (%s, %s); keeping the first\n", o->cmd, e->ino,
+					l->path, l->spec ? l->spec->context : "no label",
+					spec_where(l->spec, w1, sizeof(w1)), e->path,
+					res.spec ? res.spec->context : "no label",
+					spec_where(res.spec, w2, sizeof(w2)));
+				event(r, "conflict", e->path, l->spec ? l->spec->context : NULL,
+				      res.status == FC_LABEL ? res.context : NULL, res.spec, l->path);
+			}
+			st->unchanged++;
+			return 0;
+		}
+		l->ino = e->ino;
+		l->spec = res.spec;
+		l->path = strdup(e->path);
+		r->nlinks++;
+		if (!l->path)
+			return -1;
+	}
+	if (r->collect_only)
+		return 0;
+	if (res.status != FC_LABEL) {
+		st->nolabel++;
+		return 0;
+	}
+	const char *cur;
+	size_t curlen;
+	errcode_t xrc = xattr_get_label(r->x, e->ino, e->inode, &cur, &curlen);
+	if (xrc) {
+		snprintf(w1, sizeof(w1), "cannot read its attributes: %s; left as it is",
+			 error_message(xrc));
+		warn(r, e->path, w1);
+		st->errors++;
+		return 0;
+	}
+	size_t want = strlen(res.context);
+	/* stored with its NUL, as setfiles does; a stored value without one is the same label */
+	if (cur && (curlen == want + 1 || curlen == want) && !memcmp(cur, res.context, want) &&
+	    (curlen == want || cur[want] == 0)) {
+		st->unchanged++;
+		return 0;
+	}
+	const char *has = cur ? cur : "(none)";
+	if (o->mode == LM_CHECK) {
+		st->changed++;
+		clear_progress(r);
+		if (o->list)
+			fprintf(o->list, "%s\thas %s\twants %s\t%s\n", e->path, has, res.context,
+				spec_where(res.spec, w1, sizeof(w1)));
+		event(r, "differs", e->path, cur, res.context, res.spec, NULL);
+		return 0;
+	}
+	if (o->mode == LM_LABEL) {
+		xrc = xattr_set_label(r->x, e->ino, res.context);
+		if (xrc) {
+			snprintf(w1, sizeof(w1), "cannot write %s: %s; left as it is", res.context,
+				 error_message(xrc));
+			warn(r, e->path, w1);
+			st->errors++;
+			event(r, "error", e->path, cur, res.context, res.spec, error_message(xrc));
+			return 0;
+		}
+	}
+	st->changed++;
+	if (o->verbose) {
+		clear_progress(r);
+		printf("%s %s: %s -> %s (%s)\n", o->mode == LM_DRYRUN ? "would relabel" : "relabeled",
+		       e->path, has, res.context, spec_where(res.spec, w1, sizeof(w1)));
+	}
+	event(r, o->mode == LM_DRYRUN ? "would-change" : "changed", e->path, cur, res.context,
+	      res.spec, NULL);
+	return 0;
+}
+
+static void free_links(struct run *r)
+{
+	for (size_t i = 0; r->links && i <= r->linkmask; i++)
+		free(r->links[i].path);
+	free(r->links);
+	r->links = NULL;
+	r->nlinks = r->linkmask = 0;
+}
+
+int label_tree(struct image *img, const fc_set *set, const struct label_opts *o,
+	       struct label_stats *st)
+{
+	struct run r = { .img = img, .set = set, .o = o, .st = st, .json_first = true };
+	struct walk_stats ws = { 0 };
+	errcode_t rc;
+
+	memset(st, 0, sizeof(*st));
+	r.start = now();
+	r.tty = o->progress && isatty(STDERR_FILENO);
+	r.total = img->fs->super->s_inodes_count - img->fs->super->s_free_inodes_count;
+	r.x = xattr_new(img->fs);
+	if (!r.x) {
+		fprintf(stderr, "fclabel %s: out of memory\n", o->cmd);
+		return -1;
+	}
+	if (o->json)
+		fputs("{\n  \"events\": [", o->json);
+	if (o->strict && o->mode == LM_LABEL) {
+		/* first pass: conflicts are an error before anything is written */
+		r.collect_only = true;
+		rc = walk_image(img->fs, o->mountpoint, visit, &r, &ws, warn);
+		clear_progress(&r);
+		unsigned long conflicts = st->conflicts;
+		free_links(&r);
+		if (rc || conflicts) {
+			if (!rc)
+				fprintf(stderr, "fclabel %s: %lu hard link conflict(s) and --strict: "
+					"nothing written\n", o->cmd, conflicts);
+			st->conflicts = conflicts;
+			xattr_free(r.x);
+			if (o->json)
+				fprintf(o->json, "\n  ],\n  \"aborted\": \"%s\"\n}\n",
+					rc ? "walk failed" : "hard link conflicts under --strict");
+			return -1;
+		}
+		memset(st, 0, sizeof(*st));
+		r.collect_only = false;
+		r.start = now();
+	}
+	rc = walk_image(img->fs, o->mountpoint, visit, &r, &ws, warn);
+	clear_progress(&r);
+	xattr_stats(r.x, &st->ea_allocated, &st->ea_shared);
+	xattr_free(r.x);
+	free_links(&r);
+	st->seconds = now() - r.start;
+	if (rc) {
+		fprintf(stderr, "fclabel %s: %s: the walk stopped: %s\n", o->cmd, img->name,
+			error_message(rc));
+		st->errors++;
+	}
+	if (o->json) {
+		fprintf(o->json, "\n  ],\n  \"image\": ");
+		json_str(o->json, img->name);
+		fprintf(o->json, ",\n  \"mode\": \"%s\",\n  \"scanned\": %lu, \"changed\": %lu, "
+			"\"unchanged\": %lu, \"no_label\": %lu, \"conflicts\": %lu, \"errors\": %lu, "
+			"\"warnings\": %lu, \"ea_blocks_allocated\": %lu, \"ea_block_shares\": %lu, "
+			"\"seconds\": %.3f\n}\n",
+			o->mode == LM_LABEL ? "label" : o->mode == LM_DRYRUN ? "dry-run" : "check",
+			st->scanned, st->changed, st->unchanged, st->nolabel, st->conflicts,
+			st->errors, st->warnings, st->ea_allocated, st->ea_shared, st->seconds);
+	}
+	return rc ? -1 : 0;
+}

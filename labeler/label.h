@@ -1,0 +1,82 @@
+/* labeler/: walking an ext4 image with libext2fs and reading/writing security.selinux. */
+#ifndef LABEL_H
+#define LABEL_H
+
+#include <ext2fs/ext2_fs.h>
+#include <ext2fs/ext2fs.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "fcontexts.h"
+
+/* ---- image.c ---- */
+struct image {
+	ext2_filsys fs;
+	const char *name;
+	bool rw;
+};
+enum { IMG_RW = 1, IMG_FORCE = 2 };
+/* Opens an ext4/3/2 image or block device; on failure prints why (naming the image) and
+ * returns non-zero. Refuses what must not be written: mounted, errors, needs recovery. */
+int img_open(struct image *img, const char *name, unsigned flags, const char *cmd);
+/* Flushes and closes; returns 0 or prints why. */
+int img_close(struct image *img, const char *cmd);
+
+/* ---- xattr.c ---- */
+struct xattr_ctx;
+struct xattr_ctx *xattr_new(ext2_filsys fs);
+void xattr_free(struct xattr_ctx *x);
+/* The current security.selinux value of an inode. *len = 0 and *val = NULL when absent.
+ * The value is valid until the next call. Returns 0 or an errcode_t. */
+errcode_t xattr_get_label(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode_large *inode,
+			  const char **val, size_t *len);
+/* Writes security.selinux = ctx plus its trailing NUL. Identical EA blocks holding only a label
+ * are shared between inodes, as the kernel does. */
+errcode_t xattr_set_label(struct xattr_ctx *x, ext2_ino_t ino, const char *ctx);
+/* How many EA blocks this run allocated and how many references it added to shared ones. */
+void xattr_stats(const struct xattr_ctx *x, unsigned long *allocated, unsigned long *shared);
+
+/* ---- walk.c ---- */
+struct walk_entry {
+	ext2_ino_t ino;
+	ext2_ino_t parent;
+	const char *path;          /* mount point prefixed, NUL-terminated */
+	size_t pathlen;
+	struct ext2_inode_large *inode;
+};
+/* Called for every entry, root first, depth first in directory order. Return 0 to go on, 1 to
+ * skip a directory's subtree, -1 to stop. */
+typedef int (*walk_fn)(const struct walk_entry *e, void *arg);
+/* Returns 0, or an errcode_t when the walk could not go on; problems with single entries
+ * (bad inode numbers, loops, unreadable directories) go to warn() and are counted. */
+struct walk_stats {
+	unsigned long warnings;
+};
+errcode_t walk_image(ext2_filsys fs, const char *mountpoint, walk_fn fn, void *arg,
+		     struct walk_stats *st, void (*warn)(void *arg, const char *path, const char *msg));
+
+/* ---- engine.c ---- */
+enum label_mode { LM_LABEL, LM_DRYRUN, LM_CHECK };
+struct label_opts {
+	enum label_mode mode;
+	const char *cmd;
+	const char *mountpoint;    /* "" or "/system" */
+	char **excludes;           /* normalized absolute paths */
+	size_t nexcludes;
+	bool verbose;              /* print each change */
+	bool strict;               /* a hard link conflict is an error before any write */
+	bool progress;             /* a progress line on stderr (only when it is a terminal) */
+	FILE *json;                /* report, or NULL */
+	FILE *list;                /* check: differing files go here */
+};
+struct label_stats {
+	unsigned long scanned, changed, unchanged, nolabel, conflicts, errors, warnings;
+	unsigned long ea_allocated, ea_shared;
+	double seconds;
+};
+/* Labels (or checks) every file of the open image. Returns 0 when the walk completed. */
+int label_tree(struct image *img, const fc_set *set, const struct label_opts *o,
+	       struct label_stats *st);
+
+#endif
