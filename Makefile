@@ -28,7 +28,7 @@ LB_SRCS  := $(wildcard labeler/*.c)
 LB_OBJS  := $(LB_SRCS:.c=.o)
 TEST_BINS := tests/oracle tests/fcbench tests/fcunit
 
-.PHONY: all deps check demo bench clean
+.PHONY: all deps check demo bench bench-image clean
 all: fclabel
 
 deps:
@@ -63,6 +63,10 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory fclabel tests/fcbench
 	@sh tests/bench.sh
+
+bench-image: deps
+	@$(MAKE) -s --no-print-directory fclabel
+	@sh tests/bench_image.sh
 
 clean:
 	rm -f fclabel $(FC_OBJS) $(LB_OBJS) fcontexts/libfcontexts.a $(TEST_BINS)

@@ -1,0 +1,93 @@
+#!/bin/sh
+# make bench-image: label a 200,000-inode image (this machine's tree shape, empty files) and time,
+# in the same run: fclabel label; e2fsck -fn on the same image (the floor: one metadata pass);
+# and, where loop mounts work, setfiles -F on a mounted copy with libselinux 3.4 and with the
+# newer libselinux from ../shared/tools/build-libselinux-new. Prints figures and ratios.
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+out=$top/tests/out/bench-image
+mkdir -p "$out"
+shared=${SHARED:-$top/../shared/data}
+n=${BENCH_INODES:-200000}
+fc=$shared/refpolicy/file_contexts
+[ -f "$fc" ] || fc=/etc/selinux/default/contexts/files/file_contexts
+[ -f "$fc" ] || { echo "bench-image: no refpolicy file_contexts"; exit 1; }
+
+img=$out/base.img
+if [ ! -f "$img" ] || [ "$(cat "$out/base.n" 2>/dev/null)" != "$n" ]; then
+	echo "bench-image: building a $n-inode tree from this machine's shape..."
+	rm -rf "$out/tree" "$img"
+	find /usr /etc /var /opt /root /srv /home -xdev \( -path "$top/tests/out" -prune \) -o -printf '%y %p\n' 2>/dev/null |
+		head -n "$n" | python3 -c '
+import os, sys
+root = sys.argv[1]
+for line in sys.stdin:
+    t, p = line.rstrip("\n").split(" ", 1)
+    dst = root + p
+    try:
+        if t == "d":
+            os.makedirs(dst, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            if t == "l":
+                os.symlink("target", dst)
+            else:
+                open(dst, "w").close()
+    except OSError:
+        pass
+' "$out/tree"
+	count=$(find "$out/tree" | wc -l)
+	mke2fs -q -t ext4 -I 256 -N $((count + 1000)) -d "$out/tree" "$img" 2G >/dev/null 2>&1 ||
+		{ echo "bench-image: mke2fs failed"; exit 1; }
+	rm -rf "$out/tree"
+	echo "$n" >"$out/base.n"
+fi
+used=$(dumpe2fs -h "$img" 2>/dev/null | awk -F: '/^Inode count/ {c=$2} /^Free inodes/ {f=$2} END {print c - f}')
+echo "bench-image: $img, $used inodes in use, refpolicy $fc"
+
+# seconds_and_kb CMD...: runs CMD, prints "SECONDS MAXRSS_KB"
+measure() {
+	/usr/bin/time -f '%e %M' -o "$out/time" "$@" >"$out/cmd.out" 2>"$out/cmd.err"
+	echo "$? $(cat "$out/time" | tail -n 1)"
+}
+
+cp --sparse=always "$img" "$out/work.img"
+sync
+set -- $(measure "$top/fclabel" label "$out/work.img" -S "$fc")
+fl_rc=$1 fl_s=$2 fl_kb=$3
+echo "fclabel label     : $fl_s s, peak $((fl_kb / 1024)) MiB (exit $fl_rc): $(tail -n 1 "$out/cmd.out")"
+set -- $(measure e2fsck -fn "$out/work.img")
+fs_s=$2
+echo "e2fsck -fn        : $fs_s s (exit $1: $( [ "$1" = 0 ] && echo clean || echo NOT CLEAN))"
+set -- $(measure "$top/fclabel" label "$out/work.img" -S "$fc")
+echo "fclabel label again (nothing to write): $2 s: $(tail -n 1 "$out/cmd.out")"
+echo "fclabel / e2fsck  : $(awk -v a="$fl_s" -v b="$fs_s" 'BEGIN { printf "%.2fx (target <= 2x)", a / b }')"
+
+# setfiles on a loop-mounted copy
+mnt=$out/mnt
+mkdir -p "$mnt"
+if [ "$(id -u)" = 0 ] && command -v setfiles >/dev/null && mount -o loop "$img" "$mnt" 2>/dev/null; then
+	umount "$mnt"
+	newlib=$(bash "$top/../shared/tools/build-libselinux-new" 2>/dev/null | tail -n 1)
+	for which in new old; do
+		lib=
+		if [ $which = new ]; then
+			[ -f "$newlib/libselinux.so.1" ] || { echo "setfiles (new libselinux): not built"; continue; }
+			lib=$newlib
+		fi
+		[ $which = old ] && [ -z "${BENCH_SETFILES_OLD:-}" ] && {
+			echo "setfiles (libselinux 3.4): skipped (about 100 s; BENCH_SETFILES_OLD=1 to run it)"
+			continue
+		}
+		cp --sparse=always "$img" "$out/sf.img"
+		mount -o loop "$out/sf.img" "$mnt" || continue
+		set -- $(LD_LIBRARY_PATH=$lib measure setfiles -F -r "$mnt" "$fc" "$mnt")
+		umount "$mnt"
+		echo "setfiles -F ($which libselinux): $2 s, peak $(($3 / 1024)) MiB (exit $1)"
+		echo "fclabel vs setfiles ($which): $(awk -v a="$2" -v b="$fl_s" 'BEGIN { printf "%.1fx faster", a / b }')"
+		rm -f "$out/sf.img"
+	done
+else
+	echo "setfiles: skipped (needs root, setfiles and a working loop mount)"
+fi
+rm -f "$out/work.img"
