@@ -253,7 +253,7 @@ static int visit(const struct walk_entry *e, void *arg)
 		return 0;
 	}
 	if (o->mode == LM_LABEL) {
-		xrc = xattr_set_label(r->x, e->ino, res.context);
+		xrc = xattr_set_label(r->x, e->ino, e->inode, res.context);
 		if (xrc) {
 			snprintf(w1, sizeof(w1), "cannot write %s: %s; left as it is", res.context,
 				 error_message(xrc));

@@ -31,9 +31,11 @@ void xattr_free(struct xattr_ctx *x);
  * The value is valid until the next call. Returns 0 or an errcode_t. */
 errcode_t xattr_get_label(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode_large *inode,
 			  const char **val, size_t *len);
-/* Writes security.selinux = ctx plus its trailing NUL. Identical EA blocks holding only a label
+/* Writes security.selinux = ctx plus its trailing NUL; inode is the inode as read (a full
+ * EXT2_INODE_SIZE buffer), and is updated. Identical EA blocks holding only a label
  * are shared between inodes, as the kernel does. */
-errcode_t xattr_set_label(struct xattr_ctx *x, ext2_ino_t ino, const char *ctx);
+errcode_t xattr_set_label(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode_large *inode,
+			  const char *ctx);
 /* How many EA blocks this run allocated and how many references it added to shared ones. */
 void xattr_stats(const struct xattr_ctx *x, unsigned long *allocated, unsigned long *shared);
 

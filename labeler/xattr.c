@@ -149,7 +149,7 @@ static errcode_t inspect(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode_
 			      inode->i_extra_isize;
 		if (*(const uint32_t *)area == EXT2_EXT_ATTR_MAGIC &&
 		    find_label(area, size, area + 4, area + 4, val, len, &o1) < 0)
-			return EXT2_ET_EA_BAD_NAME_LEN; /* "corrupt in-inode attributes" */
+			return EXT2_ET_EA_BAD_NAME_LEN; /* corrupt in-inode attributes */
 	}
 	blk64_t blk = ext2fs_file_acl_block(x->fs, (struct ext2_inode *)inode);
 	if (blk) {
@@ -344,39 +344,66 @@ static errcode_t set_shared(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_ino
 	return old ? put_block(x, ino, old) : 0;
 }
 
-errcode_t xattr_set_label(struct xattr_ctx *x, ext2_ino_t ino, const char *ctx)
+/*
+ * The label alone in the inode body (the common case with 256-byte and larger inodes): written
+ * here, without the library's read-all/rewrite-all of every attribute. Returns 1 when it does
+ * not apply.
+ */
+static int set_in_inode(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode_large *inode,
+			const char *v, size_t len)
 {
-	struct ext2_inode_large *inode = calloc(1, x->isize);
+	size_t isize = EXT2_INODE_SIZE(x->fs->super);
+	if (isize <= EXT2_GOOD_OLD_INODE_SIZE || inode->i_extra_isize < 4 ||
+	    inode->i_extra_isize % 4 || EXT2_GOOD_OLD_INODE_SIZE + inode->i_extra_isize + 4u > isize)
+		return 1;
+	char *area = (char *)inode + EXT2_GOOD_OLD_INODE_SIZE + inode->i_extra_isize;
+	size_t size = isize - EXT2_GOOD_OLD_INODE_SIZE - inode->i_extra_isize;
+	size_t need = 4 + EXT2_EXT_ATTR_LEN(NAME_LEN) + 4 + EXT2_EXT_ATTR_SIZE(len);
+	if (need > size)
+		return 1;
+	/* values are relative to the first entry, just after the magic */
+	size_t voff = size - 4 - EXT2_EXT_ATTR_SIZE(len);
+	struct ext2_ext_attr_entry e = { 0 };
+	memset(area, 0, size);
+	*(uint32_t *)area = EXT2_EXT_ATTR_MAGIC;
+	e.e_name_len = NAME_LEN;
+	e.e_name_index = SEC_INDEX;
+	e.e_value_offs = (uint16_t)voff;
+	e.e_value_size = (uint32_t)len;
+	memcpy(area + 4 + sizeof(e), NAME, NAME_LEN);
+	memcpy(area + 4 + voff, v, len);
+	memcpy(area + 4, &e, sizeof(e));
+	e.e_hash = ext2fs_ext_attr_hash_entry((struct ext2_ext_attr_entry *)(area + 4), area + 4 + voff);
+	memcpy(area + 4, &e, sizeof(e));
+	return 0;
+}
+
+errcode_t xattr_set_label(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode_large *inode,
+			  const char *ctx)
+{
 	const char *cur;
 	size_t curlen, len = strlen(ctx) + 1;
 	unsigned others;
 	errcode_t rc;
 
-	if (!inode)
-		return ENOMEM;
-	rc = ext2fs_read_inode_full(x->fs, ino, (struct ext2_inode *)inode, (int)x->isize);
-	if (rc)
-		goto out;
 	rc = inspect(x, ino, inode, &cur, &curlen, &others);
 	if (rc)
-		goto out;
+		return rc;
 	bool no_ibody = EXT2_INODE_SIZE(x->fs->super) <= EXT2_GOOD_OLD_INODE_SIZE;
-	if (no_ibody && !others && !(inode->i_flags & EXT4_EA_INODE_FL)) {
-		rc = set_shared(x, ino, inode, ctx, len);
-		goto out;
-	}
+	if (no_ibody && !others && !(inode->i_flags & EXT4_EA_INODE_FL))
+		return set_shared(x, ino, inode, ctx, len);
+	/* nothing but (perhaps) the label, and that in the body: rewrite the body only */
+	if (!no_ibody && !others && !ext2fs_file_acl_block(x->fs, (struct ext2_inode *)inode) &&
+	    set_in_inode(x, ino, inode, ctx, len) == 0)
+		return ext2fs_write_inode_full(x->fs, ino, (struct ext2_inode *)inode, (int)x->isize);
 	struct ext2_xattr_handle *h;
 	x->block_nr = 0; /* the library may rewrite the block we cached */
 	rc = ext2fs_xattrs_open(x->fs, ino, &h);
 	if (rc)
-		goto out;
+		return rc;
 	rc = ext2fs_xattrs_read(h);
 	if (!rc)
 		rc = ext2fs_xattr_set(h, "security.selinux", ctx, len);
 	errcode_t rc2 = ext2fs_xattrs_close(&h);
-	if (!rc)
-		rc = rc2;
-out:
-	free(inode);
-	return rc;
+	return rc ? rc : rc2;
 }
