@@ -8,6 +8,7 @@
 #ifndef FCONTEXTS_H
 #define FCONTEXTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -94,6 +95,38 @@ const struct fc_spec *fc_spec_at(const fc_set *set, size_t i);
  * decides). Calls fn for each; stops early when fn returns non-zero. */
 int fc_explain(const fc_set *set, const char *path, mode_t mode,
 	       int (*fn)(const struct fc_spec *spec, void *arg), void *arg);
+
+/* ---- what changed between two sets ---- */
+
+enum fc_change_kind {
+	FC_ADDED,    /* only in the new set */
+	FC_REMOVED,  /* only in the old set */
+	FC_CONTEXT,  /* same regex and type, another context */
+	FC_RETYPED,  /* same regex and context, another type */
+	FC_MOVED,    /* the same spec, in another place relative to others */
+};
+
+struct fc_change {
+	enum fc_change_kind kind;
+	const struct fc_spec *old; /* NULL for FC_ADDED */
+	const struct fc_spec *new; /* NULL for FC_REMOVED */
+};
+
+struct fc_diff;
+/* Compares two sets with a longest-common-subsequence diff of their spec lists, keyed by regex,
+ * type and context. Both sets must outlive the diff. */
+int fc_diff(const fc_set *old, const fc_set *new, struct fc_diff **out);
+void fc_diff_free(struct fc_diff *d);
+size_t fc_diff_count(const struct fc_diff *d);
+const struct fc_change *fc_diff_at(const struct fc_diff *d, size_t i);
+/* True when no pruning is possible (substitutions differ, or the diff was too large). */
+bool fc_diff_everything(const struct fc_diff *d);
+/* 1 when a path strictly below the directory dir (a clean absolute path) may get another label
+ * from the new set than from the old one; 0 when none can. */
+int fc_diff_reaches(const struct fc_diff *d, const char *dir);
+/* The literal prefix every path a spec matches starts with ("" when it has none), NULL for a
+ * spec that can match nothing. */
+const char *fc_spec_prefix(const fc_set *set, const struct fc_spec *spec, size_t *len);
 
 #ifdef __cplusplus
 }

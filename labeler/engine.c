@@ -172,6 +172,15 @@ static int visit(const struct walk_entry *e, void *arg)
 	if (o->nexcludes && excluded(o, e->path, e->pathlen))
 		return 1;
 	st->scanned++;
+	int descend = 0;
+	if (LINUX_S_ISDIR(mode)) {
+		if (o->diff && !r->collect_only && !fc_diff_reaches(o->diff, e->path)) {
+			descend = 1;
+			st->dirs_skipped++;
+		} else {
+			st->dirs++;
+		}
+	}
 	progress(r);
 	switch (mode & LINUX_S_IFMT) {
 	case LINUX_S_IFREG: case LINUX_S_IFDIR: case LINUX_S_IFLNK: case LINUX_S_IFCHR:
@@ -188,7 +197,7 @@ static int visit(const struct walk_entry *e, void *arg)
 		snprintf(w1, sizeof(w1), "lookup failed: %s", strerror(rc));
 		warn(r, e->path, w1);
 		st->errors++;
-		return 0;
+		return descend;
 	}
 	/* hard links: the first path decides */
 	if (!LINUX_S_ISDIR(mode) && e->inode->i_links_count > 1) {
@@ -210,7 +219,7 @@ static int visit(const struct walk_entry *e, void *arg)
 				      res.status == FC_LABEL ? res.context : NULL, res.spec, l->path);
 			}
 			st->unchanged++;
-			return 0;
+			return descend;
 		}
 		l->ino = e->ino;
 		l->spec = res.spec;
@@ -220,10 +229,10 @@ static int visit(const struct walk_entry *e, void *arg)
 			return -1;
 	}
 	if (r->collect_only)
-		return 0;
+		return descend;
 	if (res.status != FC_LABEL) {
 		st->nolabel++;
-		return 0;
+		return descend;
 	}
 	const char *cur;
 	size_t curlen;
@@ -233,14 +242,14 @@ static int visit(const struct walk_entry *e, void *arg)
 			 error_message(xrc));
 		warn(r, e->path, w1);
 		st->errors++;
-		return 0;
+		return descend;
 	}
 	size_t want = strlen(res.context);
 	/* stored with its NUL, as setfiles does; a stored value without one is the same label */
 	if (cur && (curlen == want + 1 || curlen == want) && !memcmp(cur, res.context, want) &&
 	    (curlen == want || cur[want] == 0)) {
 		st->unchanged++;
-		return 0;
+		return descend;
 	}
 	const char *has = cur ? cur : "(none)";
 	if (o->mode == LM_CHECK) {
@@ -250,7 +259,7 @@ static int visit(const struct walk_entry *e, void *arg)
 			fprintf(o->list, "%s\thas %s\twants %s\t%s\n", e->path, has, res.context,
 				spec_where(res.spec, w1, sizeof(w1)));
 		event(r, "differs", e->path, cur, res.context, res.spec, NULL);
-		return 0;
+		return descend;
 	}
 	if (o->mode == LM_LABEL) {
 		xrc = xattr_set_label(r->x, e->ino, e->inode, res.context);
@@ -260,7 +269,7 @@ static int visit(const struct walk_entry *e, void *arg)
 			warn(r, e->path, w1);
 			st->errors++;
 			event(r, "error", e->path, cur, res.context, res.spec, error_message(xrc));
-			return 0;
+			return descend;
 		}
 	}
 	st->changed++;
@@ -271,7 +280,7 @@ static int visit(const struct walk_entry *e, void *arg)
 	}
 	event(r, o->mode == LM_DRYRUN ? "would-change" : "changed", e->path, cur, res.context,
 	      res.spec, NULL);
-	return 0;
+	return descend;
 }
 
 static void free_links(struct run *r)
@@ -340,10 +349,11 @@ int label_tree(struct image *img, const fc_set *set, const struct label_opts *o,
 		fprintf(o->json, ",\n  \"mode\": \"%s\",\n  \"scanned\": %lu, \"changed\": %lu, "
 			"\"unchanged\": %lu, \"no_label\": %lu, \"conflicts\": %lu, \"errors\": %lu, "
 			"\"warnings\": %lu, \"ea_blocks_allocated\": %lu, \"ea_block_shares\": %lu, "
-			"\"seconds\": %.3f\n}\n",
+			"\"dirs_entered\": %lu, \"dirs_skipped\": %lu, \"seconds\": %.3f\n}\n",
 			o->mode == LM_LABEL ? "label" : o->mode == LM_DRYRUN ? "dry-run" : "check",
 			st->scanned, st->changed, st->unchanged, st->nolabel, st->conflicts,
-			st->errors, st->warnings, st->ea_allocated, st->ea_shared, st->seconds);
+			st->errors, st->warnings, st->ea_allocated, st->ea_shared, st->dirs,
+			st->dirs_skipped, st->seconds);
 	}
 	return rc ? -1 : 0;
 }

@@ -16,7 +16,10 @@
 static const struct command commands[] = {
 	{ "label", cmd_label, "write every file's SELinux label in an ext4 image" },
 	{ "check", cmd_check, "list the files of an image whose label differs (read-only)" },
+	{ "relabel", cmd_relabel, "after a policy change, relabel only what the change reaches" },
+	{ "diff", cmd_diff, "what changed between two file_contexts versions" },
 	{ "lookup", cmd_lookup, "print the context file_contexts gives paths" },
+	{ "explain", cmd_explain, "every spec that matches a path, and which one decides" },
 };
 
 static void usage(FILE *to)

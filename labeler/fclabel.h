@@ -25,6 +25,9 @@ enum {
 int cmd_lookup(int argc, char **argv);
 int cmd_label(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_relabel(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
 
 /* imgcmd.c: what label and check share; mode is an enum label_mode */
 int image_command(int argc, char **argv, int mode);

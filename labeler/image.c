@@ -72,6 +72,24 @@ int img_open(struct image *img, const char *name, unsigned flags, const char *cm
 	return 0;
 }
 
+bool image_is_labeled(struct image *img)
+{
+	struct ext2_xattr_handle *h;
+	void *val = NULL;
+	size_t len = 0;
+	bool labeled = false;
+
+	if (ext2fs_xattrs_open(img->fs, EXT2_ROOT_INO, &h))
+		return true; /* cannot tell: assume it is, and prune */
+	if (ext2fs_xattrs_read(h))
+		labeled = true; /* cannot tell */
+	else
+		labeled = !ext2fs_xattr_get(h, "security.selinux", &val, &len);
+	free(val);
+	ext2fs_xattrs_close(&h);
+	return labeled;
+}
+
 int img_close(struct image *img, const char *cmd)
 {
 	errcode_t rc;

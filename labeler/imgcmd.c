@@ -1,4 +1,4 @@
-/* The options and flow that fclabel label and fclabel check share. */
+/* The options and flow that fclabel label, check and relabel share. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +29,23 @@ const char check_usage[] =
 	"  -a, --mount-point DIR  the path the image is mounted at (e.g. /system)\n"
 	"  -e, --exclude PATH     leave PATH and everything below it out (repeatable)\n"
 	"      --json FILE        write a JSON report to FILE ('-': stdout) instead of the list\n"
+	"      --base-only        with one FC: skip FC.homedirs and FC.local\n"
+	"  -h, --help             show this help";
+
+const char relabel_usage[] =
+	"fclabel relabel IMAGE --from OLD_FC[,...]|none --to NEW_FC[,...] [-a MOUNTPOINT] [-e PATH]...\n"
+	"                      [-v] [--plan] [--verify] [--json FILE] [--force] [--base-only]\n"
+	"\n"
+	"  --from OLD_FC[,...]    the file_contexts the image was labeled with ('none': label all)\n"
+	"  --to NEW_FC[,...]      the file_contexts to label it with now\n"
+	"  -a, --mount-point DIR  the path the image is mounted at (e.g. /system)\n"
+	"  -e, --exclude PATH     leave PATH and everything below it alone (repeatable)\n"
+	"  -v, --verbose          print each change\n"
+	"      --plan             change nothing; list each file that would change, its old and\n"
+	"                         new label and the deciding spec\n"
+	"      --verify           after relabeling, check every file and fail on any difference\n"
+	"      --json FILE        write a JSON report of every change to FILE ('-': stdout)\n"
+	"      --force            write even if the superblock reports errors or needs recovery\n"
 	"      --base-only        with one FC: skip FC.homedirs and FC.local\n"
 	"  -h, --help             show this help";
 
@@ -64,13 +81,24 @@ int image_command(int argc, char **argv, int mode)
 		{ "force", no_argument, NULL, 'f' },
 		{ "base-only", no_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "from", required_argument, NULL, 'O' },
+		{ "to", required_argument, NULL, 'T' },
+		{ "plan", no_argument, NULL, 'P' },
+		{ "verify", no_argument, NULL, 'V' },
 		{ 0 }
 	};
-	const bool check = mode == LM_CHECK;
-	const char *cmd = check ? "check" : "label", *usage = check ? check_usage : label_usage;
-	const char *shortopts = check ? "S:a:e:h" : "S:a:ne:vh";
-	struct fcfiles files = { 0 };
-	struct label_opts o = { .mode = (enum label_mode)mode, .cmd = cmd, .mountpoint = "", .progress = true };
+	const bool check = mode == LM_CHECK, relabel = mode == LM_RELABEL;
+	const char *cmd = check ? "check" : relabel ? "relabel" : "label";
+	const char *usage = check ? check_usage : relabel ? relabel_usage : label_usage;
+	const char *shortopts = check ? "S:a:e:h" : relabel ? "a:e:vh" : "S:a:ne:vh";
+	/* the long options each command takes, beyond the shared ones */
+	const char *own = check ? "" : relabel ? "OTPVf" : "sf";
+	struct fcfiles files = { 0 }, from = { 0 };
+	bool from_none = false, verify = false;
+	fc_set *oldset = NULL;
+	struct fc_diff *diff = NULL;
+	struct label_opts o = { .mode = relabel ? LM_LABEL : (enum label_mode)mode, .cmd = cmd,
+				.mountpoint = "", .progress = true };
 	struct label_stats st;
 	struct image img;
 	const char *json = NULL;
@@ -80,7 +108,21 @@ int image_command(int argc, char **argv, int mode)
 	fc_set *set = NULL;
 
 	while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
+		if (strchr("OTPVsf", c) && !strchr(own, c))
+			die_usage(cmd, usage);
 		switch (c) {
+		case 'O':
+			if (!strcmp(optarg, "none"))
+				from_none = true;
+			else if (fcfiles_add(&from, optarg))
+				goto out;
+			break;
+		case 'T':
+			if (fcfiles_add(&files, optarg))
+				goto out;
+			break;
+		case 'P': o.mode = LM_DRYRUN; o.verbose = true; break;
+		case 'V': verify = true; break;
 		case 'S':
 			if (fcfiles_add(&files, optarg))
 				goto out;
@@ -113,24 +155,18 @@ int image_command(int argc, char **argv, int mode)
 		}
 		case 'v': o.verbose = true; break;
 		case 'j': json = optarg; break;
-		case 's':
-			if (check)
-				die_usage(cmd, usage);
-			o.strict = true;
-			break;
-		case 'f':
-			if (check)
-				die_usage(cmd, usage);
-			imgflags |= IMG_FORCE;
-			break;
+		case 's': o.strict = true; break;
+		case 'f': imgflags |= IMG_FORCE; break;
 		case 'B': flags |= FC_BASE_ONLY; break;
 		case 'h': printf("usage: %s\n", usage); status = EXIT_OK; goto out;
 		default: die_usage(cmd, usage);
 		}
 	}
-	if (optind + 1 != argc || !files.n) {
+	if (optind + 1 != argc || !files.n || (relabel && !from.n && !from_none)) {
 		fprintf(stderr, "fclabel %s: %s\n", cmd,
-			!files.n ? "-S FILE_CONTEXTS is required" : "give exactly one IMAGE");
+			relabel && !files.n ? "--to FILE_CONTEXTS is required"
+			: relabel && !from.n && !from_none ? "--from FILE_CONTEXTS (or none) is required"
+			: !files.n ? "-S FILE_CONTEXTS is required" : "give exactly one IMAGE");
 		die_usage(cmd, usage);
 	}
 	if (mp)
@@ -139,6 +175,16 @@ int image_command(int argc, char **argv, int mode)
 	set = load_policy(cmd, &files, flags | FC_NO_DUPS);
 	if (!set)
 		goto out;
+	if (from.n) {
+		int drc;
+		if (!(oldset = load_policy(cmd, &from, flags)))
+			goto out;
+		if ((drc = fc_diff(oldset, set, &diff))) {
+			fprintf(stderr, "fclabel %s: comparing the policies: %s\n", cmd, strerror(drc));
+			goto out;
+		}
+		o.diff = diff;
+	}
 	if (json) {
 		o.json = strcmp(json, "-") ? fopen(json, "w") : stdout;
 		if (!o.json) {
@@ -150,7 +196,30 @@ int image_command(int argc, char **argv, int mode)
 		o.list = stdout;
 	if (img_open(&img, argv[optind], o.mode == LM_LABEL ? IMG_RW | imgflags : 0, cmd))
 		goto out;
+	if (o.diff && !image_is_labeled(&img)) {
+		fprintf(stderr, "fclabel %s: %s has no labels: labeling every file\n", cmd,
+			argv[optind]);
+		o.diff = NULL;
+	}
 	int rc = label_tree(&img, set, &o, &st);
+	if (!rc && verify) {
+		/* the full check, on what was just written */
+		struct label_opts vo = o;
+		struct label_stats vst;
+		vo.mode = LM_CHECK;
+		vo.diff = NULL;
+		vo.json = NULL;
+		vo.list = stderr;
+		vo.cmd = "relabel --verify";
+		if (label_tree(&img, set, &vo, &vst) || vst.changed || vst.errors) {
+			fprintf(stderr, "fclabel %s: --verify: %lu file(s) differ from a full label\n",
+				cmd, vst.changed);
+			st.errors += vst.changed + vst.errors;
+		} else {
+			fprintf(stderr, "fclabel %s: --verify: all %lu files have the label %s wants\n",
+				cmd, vst.scanned, "the new policy");
+		}
+	}
 	if (img_close(&img, cmd))
 		rc = -1;
 	FILE *sum = (json && !strcmp(json, "-")) || check ? stderr : stdout;
@@ -158,6 +227,10 @@ int image_command(int argc, char **argv, int mode)
 		"conflicts %lu, errors %lu, warnings %lu, %.2f s\n", cmd, argv[optind], st.scanned,
 		check ? "differ" : o.mode == LM_DRYRUN ? "would change" : "changed", st.changed,
 		st.unchanged, st.nolabel, st.conflicts, st.errors, st.warnings, st.seconds);
+	if (relabel)
+		fprintf(sum, "fclabel %s: directories entered %lu, skipped (no change can reach them) "
+			"%lu%s\n", cmd, st.dirs, st.dirs_skipped,
+			o.diff ? "" : " (a full label: no old policy, or no labels on the image)");
 	if (rc)
 		status = EXIT_USAGE;
 	else if (check)
@@ -174,6 +247,10 @@ out:
 	free(o.excludes);
 	free(mp);
 	fcfiles_free(&files);
+	fcfiles_free(&from);
+	fc_diff_free(diff);
+	if (oldset)
+		fc_free(oldset);
 	if (set)
 		fc_free(set);
 	return status;

@@ -20,6 +20,8 @@ enum { IMG_RW = 1, IMG_FORCE = 2 };
 /* Opens an ext4/3/2 image or block device; on failure prints why (naming the image) and
  * returns non-zero. Refuses what must not be written: mounted, errors, needs recovery. */
 int img_open(struct image *img, const char *name, unsigned flags, const char *cmd);
+/* Whether the root directory carries a label: an image that was never labeled has none. */
+bool image_is_labeled(struct image *img);
 /* Flushes and closes; returns 0 or prints why. */
 int img_close(struct image *img, const char *cmd);
 
@@ -59,7 +61,7 @@ errcode_t walk_image(ext2_filsys fs, const char *mountpoint, walk_fn fn, void *a
 		     struct walk_stats *st, void (*warn)(void *arg, const char *path, const char *msg));
 
 /* ---- engine.c ---- */
-enum label_mode { LM_LABEL, LM_DRYRUN, LM_CHECK };
+enum label_mode { LM_LABEL, LM_DRYRUN, LM_CHECK, LM_RELABEL /* only to image_command */ };
 struct label_opts {
 	enum label_mode mode;
 	const char *cmd;
@@ -71,10 +73,12 @@ struct label_opts {
 	bool progress;             /* a progress line on stderr (only when it is a terminal) */
 	FILE *json;                /* report, or NULL */
 	FILE *list;                /* check: differing files go here */
+	const struct fc_diff *diff; /* relabel: enter only directories a change can reach */
 };
 struct label_stats {
 	unsigned long scanned, changed, unchanged, nolabel, conflicts, errors, warnings;
 	unsigned long ea_allocated, ea_shared;
+	unsigned long dirs, dirs_skipped;  /* directories entered, and left out by the diff */
 	double seconds;
 };
 /* Labels (or checks) every file of the open image. Returns 0 when the walk completed. */

@@ -1,0 +1,340 @@
+/*
+ * What changed between two file_contexts sets, and which paths a change can reach.
+ *
+ * The spec lists are compared as sequences of (regex, type, context) with Myers' O(ND) longest
+ * common subsequence. A path's label can change only if some spec that matches it is outside the
+ * common subsequence (removed from the old list or added to the new one): otherwise the specs
+ * that match it are the same, in the same relative order, and the same one decides.
+ * fc_diff_reaches() answers, for a directory, whether any such spec can match a path below it,
+ * with PCRE2 partial matching on the directory's path.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct fc_diff {
+	const struct fc_set *old, *new;
+	struct fc_change *v;
+	size_t n;
+	/* the specs outside the common subsequence, from both sides */
+	const struct spec **changed;
+	size_t nchanged;
+	bool everything; /* substitutions differ, or the diff was too large: no pruning */
+	pcre2_match_data *md;
+};
+
+static uint64_t key_of(const struct spec *s)
+{
+	uint64_t h = fc_hash(s->pub.regex, strlen(s->pub.regex));
+	h = h * 31 + (s->pub.type ? fc_hash(s->pub.type, strlen(s->pub.type)) : 7);
+	return h * 131 + fc_hash(s->pub.context, strlen(s->pub.context));
+}
+
+static bool same_spec(const struct spec *a, const struct spec *b)
+{
+	return !strcmp(a->pub.regex, b->pub.regex) && !strcmp(a->pub.context, b->pub.context) &&
+	       (a->pub.type ? b->pub.type && !strcmp(a->pub.type, b->pub.type) : !b->pub.type);
+}
+
+static bool same_subs(const struct sublist *a, const struct sublist *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->v[i].src, b->v[i].src) || strcmp(a->v[i].dst, b->v[i].dst))
+			return false;
+	return true;
+}
+
+/*
+ * Myers' greedy diff of a[0..n) and b[0..m). Marks in_a[i] / in_b[j] for the elements of one
+ * longest common subsequence. Returns 0, ENOMEM, or E2BIG when more than maxd edits are needed.
+ */
+static int myers(const uint64_t *a, size_t n, const uint64_t *b, size_t m, bool *in_a, bool *in_b,
+		 size_t maxd)
+{
+	long N = (long)n, M = (long)m, max = N + M;
+	long lim = (long)maxd < max ? (long)maxd : max;
+	long **trace = calloc((size_t)lim + 2, sizeof(long *));
+	long *v = calloc(2 * (size_t)max + 3, sizeof(long)), off = max + 1;
+	long D = -1;
+	int rc = 0;
+
+	if (!trace || !v) {
+		rc = ENOMEM;
+		goto out;
+	}
+	for (long d = 0; d <= lim; d++) {
+		for (long k = -d; k <= d; k += 2) {
+			long x;
+			if (k == -d || (k != d && v[off + k - 1] < v[off + k + 1]))
+				x = v[off + k + 1];
+			else
+				x = v[off + k - 1] + 1;
+			long y = x - k;
+			while (x < N && y < M && a[x] == b[y]) {
+				x++;
+				y++;
+			}
+			v[off + k] = x;
+			if (x >= N && y >= M) {
+				D = d;
+				break;
+			}
+		}
+		trace[d] = malloc((2 * (size_t)d + 1) * sizeof(long));
+		if (!trace[d]) {
+			rc = ENOMEM;
+			goto out;
+		}
+		for (long k = -d; k <= d; k++)
+			trace[d][k + d] = v[off + k];
+		if (D >= 0)
+			break;
+	}
+	if (D < 0) {
+		rc = E2BIG;
+		goto out;
+	}
+	/* walk back: the diagonals are the common elements */
+	long x = N, y = M;
+	for (long d = D; d > 0; d--) {
+		const long *pv = trace[d - 1] + (d - 1); /* pv[k] for k in [-(d-1), d-1] */
+		long k = x - y, pk;
+		if (k == -d || (k != d && pv[k - 1] < pv[k + 1]))
+			pk = k + 1; /* an element of b was inserted */
+		else
+			pk = k - 1; /* an element of a was removed */
+		long px = pv[pk], py = px - pk;
+		while (x > px && y > py) {
+			in_a[--x] = true;
+			in_b[--y] = true;
+		}
+		x = px;
+		y = py;
+	}
+	while (x > 0 && y > 0) {
+		in_a[--x] = true;
+		in_b[--y] = true;
+	}
+out:
+	if (trace)
+		for (long d = 0; d <= lim + 1; d++)
+			free(trace[d]);
+	free(trace);
+	free(v);
+	return rc;
+}
+
+static int add_change(struct fc_diff *d, enum fc_change_kind kind, const struct spec *o,
+		      const struct spec *n)
+{
+	struct fc_change *nv = realloc(d->v, (d->n + 1) * sizeof(*nv));
+	if (!nv)
+		return ENOMEM;
+	d->v = nv;
+	d->v[d->n++] = (struct fc_change){ kind, o ? &o->pub : NULL, n ? &n->pub : NULL };
+	return 0;
+}
+
+int fc_diff(const fc_set *old, const fc_set *new, struct fc_diff **out)
+{
+	struct fc_diff *d = calloc(1, sizeof(*d));
+	size_t n = old->nspecs, m = new->nspecs;
+	uint64_t *ka = malloc((n + 1) * sizeof(*ka)), *kb = malloc((m + 1) * sizeof(*kb));
+	bool *in_a = calloc(n + 1, 1), *in_b = calloc(m + 1, 1), *used = calloc(m + 1, 1);
+	int rc = ENOMEM;
+
+	if (!d || !ka || !kb || !in_a || !in_b || !used)
+		goto fail;
+	d->old = old;
+	d->new = new;
+	d->md = pcre2_match_data_create(1, NULL);
+	if (!d->md)
+		goto fail;
+	for (size_t i = 0; i < n; i++)
+		ka[i] = key_of(&old->specs[i]);
+	for (size_t j = 0; j < m; j++)
+		kb[j] = key_of(&new->specs[j]);
+	rc = myers(ka, n, kb, m, in_a, in_b, 20000);
+	if (rc == E2BIG) {
+		d->everything = true;
+		rc = 0;
+	}
+	if (rc)
+		goto fail;
+	/* a hash collision must not hide a change: verify the common pairs */
+	for (size_t i = 0, j = 0; i < n && j < m;) {
+		if (!in_a[i]) { i++; continue; }
+		if (!in_b[j]) { j++; continue; }
+		if (!same_spec(&old->specs[i], &new->specs[j]))
+			in_a[i] = in_b[j] = false;
+		i++;
+		j++;
+	}
+	if (!same_subs(&old->subs, &new->subs) || !same_subs(&old->dist, &new->dist))
+		d->everything = true;
+	d->changed = malloc((n + m + 1) * sizeof(*d->changed));
+	if (!d->changed)
+		goto fail;
+	/* Name the changes: removed specs paired with an added one of the same regex. */
+	for (size_t i = 0; i < n; i++) {
+		if (in_a[i])
+			continue;
+		const struct spec *o = &old->specs[i];
+		d->changed[d->nchanged++] = o;
+		enum fc_change_kind kind = FC_REMOVED;
+		const struct spec *pair = NULL;
+		for (int pass = 0; pass < 3 && !pair; pass++)
+			for (size_t j = 0; j < m; j++) {
+				const struct spec *s = &new->specs[j];
+				if (in_b[j] || used[j] || strcmp(s->pub.regex, o->pub.regex))
+					continue;
+				bool same_type = o->pub.type ? s->pub.type && !strcmp(s->pub.type, o->pub.type)
+							     : !s->pub.type;
+				bool same_ctx = !strcmp(s->pub.context, o->pub.context);
+				if ((pass == 0 && same_type && same_ctx) ||
+				    (pass == 1 && same_type) || (pass == 2 && same_ctx)) {
+					pair = s;
+					used[j] = true;
+					kind = pass == 0 ? FC_MOVED : pass == 1 ? FC_CONTEXT : FC_RETYPED;
+					break;
+				}
+			}
+		if ((rc = add_change(d, kind, o, pair)))
+			goto fail;
+	}
+	for (size_t j = 0; j < m; j++) {
+		if (in_b[j])
+			continue;
+		d->changed[d->nchanged++] = &new->specs[j];
+		if (!used[j] && (rc = add_change(d, FC_ADDED, NULL, &new->specs[j])))
+			goto fail;
+	}
+	free(ka);
+	free(kb);
+	free(in_a);
+	free(in_b);
+	free(used);
+	*out = d;
+	return 0;
+fail:
+	free(ka);
+	free(kb);
+	free(in_a);
+	free(in_b);
+	free(used);
+	fc_diff_free(d);
+	return rc;
+}
+
+void fc_diff_free(struct fc_diff *d)
+{
+	if (!d)
+		return;
+	free(d->v);
+	free(d->changed);
+	pcre2_match_data_free(d->md);
+	free(d);
+}
+
+size_t fc_diff_count(const struct fc_diff *d)
+{
+	return d->n;
+}
+
+const struct fc_change *fc_diff_at(const struct fc_diff *d, size_t i)
+{
+	return i < d->n ? &d->v[i] : NULL;
+}
+
+bool fc_diff_everything(const struct fc_diff *d)
+{
+	return d->everything;
+}
+
+const char *fc_spec_prefix(const fc_set *set, const struct fc_spec *spec, size_t *len)
+{
+	const struct spec *s = (const struct spec *)spec;
+	(void)set;
+	if (s->dead) {
+		*len = 0;
+		return NULL;
+	}
+	*len = s->qlen;
+	return s->q;
+}
+
+/* Substitutes the key prefix dir + "/" as a lookup would, when every path below dir is
+ * substituted the same way; false when some SRC reaches deeper than dir. */
+static bool subst_dir(const struct sublist *l, char *buf, size_t *len)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i].slen >= *len && !memcmp(l->v[i].src, buf, *len))
+			return false;
+	for (size_t i = l->n; i-- > 0;) {
+		const struct subst *s = &l->v[i];
+		if (s->slen >= *len || memcmp(buf, s->src, s->slen) || buf[s->slen] != '/')
+			continue;
+		size_t skip = s->slen + (s->dlen == 1 && s->dst[0] == '/');
+		memmove(buf + s->dlen, buf + skip, *len - skip + 1);
+		memcpy(buf, s->dst, s->dlen);
+		*len = s->dlen + *len - skip;
+		return true;
+	}
+	return true;
+}
+
+int fc_diff_reaches(const struct fc_diff *d, const char *dir)
+{
+	size_t dl = strlen(dir), len;
+	const struct fc_set *sets[2] = { d->old, d->new };
+
+	if (d->everything)
+		return 1;
+	if (!d->nchanged)
+		return 0;
+	/* keys below dir start with dir "/" (runs of '/' collapsed: dir is a clean path) */
+	size_t maxdst = 0;
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < sets[k]->subs.n + sets[k]->dist.n; i++) {
+			const struct subst *s = i < sets[k]->subs.n ? &sets[k]->subs.v[i]
+								   : &sets[k]->dist.v[i - sets[k]->subs.n];
+			if (s->dlen > maxdst)
+				maxdst = s->dlen;
+		}
+	char *buf = malloc(dl + 2 * maxdst + 3);
+	if (!buf)
+		return 1;
+	memcpy(buf, dir, dl);
+	len = dl;
+	if (!(len == 1 && buf[0] == '/'))
+		buf[len++] = '/';
+	buf[len] = 0;
+	/* subs are the same in both sets (else everything) */
+	if (!subst_dir(&d->old->subs, buf, &len) || !subst_dir(&d->old->dist, buf, &len)) {
+		free(buf);
+		return 1;
+	}
+	int reach = 0;
+	for (size_t i = 0; i < d->nchanged && !reach; i++) {
+		const struct spec *s = d->changed[i];
+		if (s->dead)
+			continue;
+		if (s->kind == SK_LITERAL) {
+			reach = s->litlen > len && !memcmp(s->lit, buf, len);
+			continue;
+		}
+		size_t c = s->qlen < len ? s->qlen : len;
+		if (memcmp(s->q, buf, c))
+			continue;
+		int rc = pcre2_match(s->re, (PCRE2_SPTR)buf, len, 0,
+				     PCRE2_PARTIAL_SOFT | PCRE2_NO_JIT, d->md, NULL);
+		if (rc != PCRE2_ERROR_NOMATCH)
+			reach = 1; /* a match, a partial match, or an error: visit */
+	}
+	free(buf);
+	return reach;
+}
