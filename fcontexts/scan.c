@@ -112,8 +112,25 @@ void fc_scan_regex(const char *re, struct regex_shape *sh, char *prefix, size_t 
 				in_prefix = false;
 				run_end(&run);
 				/* \Q quotes up to \E, \c eats the next character */
-				if (x == 'Q' || x == 'c' || x == 'E')
+				if (x == 'Q' || x == 'c' || x == 'E') {
 					opaque = true;
+					break;
+				}
+				/* \x61, \141, \o{141}, \p{L}, \g{1}, \k<n>: the escape's
+				 * argument is not literal text; skip it (and what may follow) */
+				i += 2;
+				while (isalnum((unsigned char)re[i]))
+					i++;
+				if (re[i] == '{' || re[i] == '<' || re[i] == '\'') {
+					char close = re[i] == '{' ? '}' : re[i] == '<' ? '>' : '\'';
+					size_t j = i + 1;
+					while (re[j] && re[j] != close && re[j] != '(' && re[j] != ')' &&
+					       re[j] != '|' && re[j] != '[')
+						j++;
+					if (re[j] == close)
+						i = j + 1;
+				}
+				continue;
 			} else {
 				bool q = is_quant(re[i + 2]);
 				if (in_prefix) {
@@ -132,6 +149,17 @@ void fc_scan_regex(const char *re, struct regex_shape *sh, char *prefix, size_t 
 		}
 		if (strchr("[()|.^$?*+{", c))
 			run_end(&run);
+		if (c == '{') {
+			/* a quantifier {n}, {n,}, {n,m} is not literal text: skip it whole */
+			size_t j = i + 1;
+			while (re[j] && (isdigit((unsigned char)re[j]) || re[j] == ','))
+				j++;
+			if (re[j] == '}') {
+				literal = in_prefix = false;
+				i = j + 1;
+				continue;
+			}
+		}
 		switch (c) {
 		case '[': {
 			size_t j = skip_class(re, i);

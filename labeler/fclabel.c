@@ -134,7 +134,8 @@ bool parse_mode(const char *s, mode_t *mode)
 		return false;
 	errno = 0;
 	v = strtoul(s, &end, 8);
-	if (*end || errno || v > 0177777)
+	/* like libselinux, any mode_t: only its S_IFMT bits count */
+	if (*end || errno || v > 0xffffffffUL)
 		return false;
 	*mode = (mode_t)v;
 	return true;

@@ -30,6 +30,8 @@ DIFF_QUERIES=0		# answers compared
 DIFF_FAILED=0		# comparisons that differed
 DIFF_SHOWN=0		# differences printed so far (at most DIFF_MAX_SHOWN)
 DIFF_MAX_SHOWN=${FC_DIFF_SHOW:-20}
+DIFF_FIRST=""		# the first comparison that differed
+rm -f "$OUT/first-diffs"
 
 say() { printf '%s\n' "$*"; }
 skip() { say "$*"; exit 77; }	# the runner prints the last line as the reason
@@ -39,7 +41,7 @@ die() { say "FAIL: $*"; exit 1; }
 need_tools() {
 	command -v "$PY" >/dev/null 2>&1 || skip "python3 is not installed"
 	[ -x "$FCLABEL" ] || skip "fclabel is not built ($FCLABEL)"
-	if [ ! -x "$ORACLE" ] || [ "$ORACLE" -ot "$TOP/tests/oracle.c" ]; then
+	if [ ! -x "$ORACLE" ] || [ -n "$(find "$TOP/tests/oracle.c" -newer "$ORACLE" 2>/dev/null)" ]; then
 		make -s -C "$TOP" tests/oracle >"$OUT/oracle-build.log" 2>&1 ||
 			skip "cannot build tests/oracle (libselinux1-dev missing?): $(tail -n 1 "$OUT/oracle-build.log")"
 	fi
@@ -55,6 +57,7 @@ nlines() { wc -l <"$1" | tr -d ' '; }
 #   OPTS is "" or "-b". With "parallel", the queries are split in two halves and two oracle
 #   processes run at once (libselinux 3.4 is slow on big policies). Dies if the oracle fails
 #   (exit status 1 only says that some answer was <<error>>).
+# shellcheck disable=SC2086 # $_o_opts is empty or one word
 oracle() {
 	_o_opts=$1 _o_fc=$2 _o_q=$3 _o_out=$4
 	if [ "${5:-}" = parallel ]; then
@@ -87,6 +90,7 @@ oracle() {
 # ours OPTS FCARG QUERIES OUTFILE: runs fclabel. OPTS is "" or "--base-only".
 #   Returns 0 when fclabel ran and its exit status agrees with its answers (1 exactly when some
 #   answer is <<error>>); otherwise prints why and returns 1 (the comparison then fails).
+# shellcheck disable=SC2086 # $_f_opts is empty or one word
 ours() {
 	_f_opts=$1 _f_fc=$2 _f_q=$3 _f_out=$4
 	"$FCLABEL" lookup -S "$_f_fc" $_f_opts --batch -0 <"$_f_q" >"$_f_out" 2>"$_f_out.err"
@@ -101,11 +105,13 @@ ours() {
 	return 0
 }
 
-# compare LABEL QUERIES OURS REF [ours_ok]: byte-for-byte comparison; counts the queries;
-#   prints the differences (up to DIFF_MAX_SHOWN over the whole test) and returns 1 when they differ.
-#   ours_ok is the status of `ours` (0 by default): a non-zero one counts as a failure too.
+# compare NAME DETAIL QUERIES OURS REF [ours_ok]: byte-for-byte comparison; counts the queries.
+#   When they differ: prints one MISMATCH line (and, while fewer than DIFF_MAX_SHOWN have been shown
+#   in this test, the differing records), keeps the shown ones for `finish`, returns 1.
+#   DETAIL (the policy, say) goes on the MISMATCH line. ours_ok is the status of `ours` (0 by
+#   default): a non-zero one counts as a failure too.
 compare() {
-	_c_label=$1 _c_q=$2 _c_ours=$3 _c_ref=$4 _c_ok=${5:-0}
+	_c_name=$1 _c_detail=$2 _c_q=$3 _c_ours=$4 _c_ref=$5 _c_ok=${6:-0}
 	_c_n=$(nrec "$_c_q")
 	DIFF_QUERIES=$((DIFF_QUERIES + _c_n))
 	if [ "$_c_ok" -eq 0 ] && cmp -s "$_c_ours" "$_c_ref"; then
@@ -113,12 +119,19 @@ compare() {
 	fi
 	DIFF_FAILED=$((DIFF_FAILED + 1))
 	_c_left=$((DIFF_MAX_SHOWN - DIFF_SHOWN))
-	[ "$_c_left" -gt 0 ] || _c_left=0
-	say "MISMATCH $_c_label (queries: $_c_q)"
-	"$PY" "$GEN" report --max "$_c_left" --label "$_c_label" "$_c_q" "$_c_ours" "$_c_ref" >"$_c_ours.report"
-	cat "$_c_ours.report"
-	_c_shown=$(grep -c '^  #' "$_c_ours.report")
-	DIFF_SHOWN=$((DIFF_SHOWN + _c_shown))
+	if [ "$_c_left" -gt 0 ]; then
+		"$PY" "$GEN" report --max "$_c_left" --label "MISMATCH $_c_name" "$_c_q" "$_c_ours" "$_c_ref" >"$_c_ours.report"
+		say "$(tail -n 1 "$_c_ours.report") -- $_c_detail"
+		grep '^  #' "$_c_ours.report" | tee -a "$OUT/first-diffs"
+		say "  replay: queries $_c_q, fclabel's answers $_c_ours, libselinux's $_c_ref"
+		_c_shown=$(grep -c '^  #' "$_c_ours.report")
+		DIFF_SHOWN=$((DIFF_SHOWN + _c_shown))
+		[ -n "$DIFF_FIRST" ] || DIFF_FIRST="$_c_name: $_c_detail; queries $_c_q"
+	else
+		# enough shown: just count (diff is much quicker to start than python)
+		say "MISMATCH $_c_name: $(diff "$_c_ours" "$_c_ref" | grep -c '^<') of $_c_n answers differ" \
+			"(fclabel $(nlines "$_c_ours") lines, libselinux $(nlines "$_c_ref")) -- $_c_detail"
+	fi
 	return 1
 }
 
@@ -140,6 +153,8 @@ sanity() {
 # finish NAME SECONDS: the closing verdict.
 finish() {
 	if [ "$DIFF_FAILED" -ne 0 ]; then
+		say "" "first differences (mode, path: fclabel's answer, libselinux 3.4's), from $DIFF_FIRST:"
+		[ -f "$OUT/first-diffs" ] && cat "$OUT/first-diffs"
 		say "FAIL $1: $DIFF_FAILED comparison(s) differ; $DIFF_QUERIES queries compared in ${2}s (seed $FC_SEED)"
 		exit 1
 	fi

@@ -262,6 +262,11 @@ def variants(p, rng, names):
         out.append("/" + p)
     if r() < 0.05:
         out.append("".join(ch.upper() if ch < "\x80" else ch for ch in p))
+    if r() < 0.04:
+        out.append(p + "\n" + rng.choice(names))
+    if r() < 0.03 and len(p) > 2:
+        i = rng.randrange(1, len(p))
+        out.append(p[:i] + "\n" + p[i:])
     if r() < 0.04 and len(comps) > 1:
         out.append(p.replace("/", "/ ", 1))
     return out
@@ -269,7 +274,8 @@ def variants(p, rng, names):
 
 SPECIAL_PATHS = ["/", "//", "///", "/\n", "//\n", "/ ", "/\t", "/a b", "/a b/c d", "",
                  "rel", "rel/path", " /a", "\n", "./a", "/.", "/..", "/./a", "/a/../b",
-                 "/\xc3\xa9", "/\xff", "/a\n\n", "/a/\n"]
+                 "/\xc3\xa9", "/\xff", "/a\n\n", "/a/\n", "/a\nb", "/" + "a/" * 2100, "/x" * 3000,
+                 "/" + "n" * 5000, "/usr/" + "y" * 300 + "/lib"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -460,12 +466,60 @@ class PolicyGen:
             return self.catchall_spec()
         if r < 0.91:
             return self.relative_spec()
+        if r < 0.95:
+            return self.exotic_spec()
         return self.regex_spec(stem_literal=False)
+
+    def exotic_spec(self):
+        """PCRE2 features that real policies do not use but that PCRE2 (and so 3.4) accepts."""
+        rng = self.rng
+        a, b, c = self.top(), self.name(), self.name()
+        eb = esc(b, rng)
+        return rng.choice([
+            "/%s/(?i)%s" % (a, eb.upper()),          # inline flag: case-insensitive to the end
+            "/%s/(?i:%s)/%s" % (a, eb.upper(), c),
+            "(?i)/%s/%s" % (a.upper(), eb),          # a flag first: no stem
+            "/%s/(?:%s|%s)(/.*)?" % (a, eb, esc(c, rng)),
+            "/%s/\\Q%s.x\\E" % (a, b),               # quoted text: '.' is literal there
+            "/%s/\\x61%s" % (a, eb),                 # plain for 3.4 (the escape skips 'x'); matches /A/ab...
+            "/%s/%s\\n" % (a, eb),                   # plain for 3.4; matches a newline
+            "/%s/\\141%s" % (a, eb),                 # octal escape: 'a'
+            "/%s/\\x{61}%s" % (a, eb),
+            "/%s/\\o{141}%s.*" % (a, eb),
+            "/%s/x\\ty" % a,                         # a tab
+            "/%s/\\S+" % a,
+            "/%s/\\D\\W?" % a,
+            "/%s/[[:digit:]]+" % a,
+            "/%s/[[:alpha:]_]*" % a,
+            "/%s/%s|" % (a, eb),                     # an empty top-level alternative: ^/a/b|$
+            "/%s/(%s|)x" % (a, eb),
+            "/%s/%s(?=x)x" % (a, eb),
+            "/%s/(?!%s)[^/]+" % (a, eb),
+            "/%s/(%s)\\1" % (a, eb),                 # a back reference
+            "/%s/%s\\z" % (a, eb),                   # \z: no newline allowed before the end
+            "/%s/%s\\Z" % (a, eb),
+            "/%s/\\b%s\\b" % (a, eb),
+            "/%s/(?-s)%s.x" % (a, eb),               # '.' without DOTALL
+            "/%s/(?m)%s$" % (a, eb),                 # multi-line '$'
+            "/%s/%s$/x" % (a, eb),                   # '$' in the middle: never matches
+            "/%s/^%s" % (a, eb),                     # '^' in the middle: never matches
+            # (3.4 refuses a file with a non-ASCII byte in its first three fields: bytes as escapes)
+            "/%s/\\xc3\\xa9" % a,                    # UTF-8 bytes, matched byte by byte
+            "/%s/[\\xc3\\xa9]" % a,
+            "/%s/.\\xa9" % a,
+            "/%s/[\\x80-\\xff]+" % a,
+            "/%s/[^/]{2}" % a,
+            "/%s/x{,2}" % a,                         # PCRE2 10.42: the literal text "{,2}"
+            "/%s/(%s){2,}" % (a, eb),
+        ])
 
     def ctx(self):
         self.n += 1
-        if self.rng.random() < 0.06:
+        r = self.rng.random()
+        if r < 0.06:
             return "<<none>>"
+        if r < 0.065:
+            return self.rng.choice(["<<none>>x", "<<NONE>>", "<<none"])  # not <<none>>: contexts
         return "u:object_r:t%d_t:s0" % self.n
 
     def typ(self):
@@ -509,17 +563,19 @@ def format_lines(ents, rng, crlf, extras=True):
         r = rng.random()
         if extras and r < 0.06:
             lines.append(rng.choice(["# comment %s" % rx, "   # indented comment", "#", "#/not/a/spec x_t",
-                                     "\t# tab", "## /a -- b"]))
+                                     "\t# tab", "## /a -- b", "# caf\xc3\xa9 \xff"]))
         elif extras and r < 0.1:
             lines.append(rng.choice(["", "   ", "\t", " \t "]))
         sep = lambda: rng.choice([" ", "\t", "  ", "\t\t", " \t"])  # noqa: E731
         lead = rng.choice(["", "", "", "", " ", "\t", "  "]) if extras else ""
+        if t is None and extras and rng.random() < 0.01:
+            ctx = rng.choice(TYPE_NAMES)  # two fields: "--" is then the context, not a type
         if t is None:
             line = lead + rx + sep() + ctx
         else:
             line = lead + rx + sep() + t + sep() + ctx
             if extras and rng.random() < 0.05:
-                line += sep() + rng.choice(["junk", "more fields", "#x", "-d"])
+                line += sep() + rng.choice(["junk", "more fields", "#x", "-d", "caf\xc3\xa9"])
         if extras and rng.random() < 0.04:
             line += rng.choice([" ", "\t", "  "])
         lines.append(line)
@@ -626,7 +682,8 @@ def cmd_adversarial(a):
         pg = PolicyGen(rng)
         d = os.path.join(a.out, "p%04d" % i)
         os.makedirs(d, exist_ok=True)
-        ents = pg.entries(rng.randint(8, 60), catchall_first=rng.random() < 0.35)
+        size = rng.randint(8, 60) if rng.random() < 0.93 else rng.randint(150, 400)
+        ents = pg.entries(size, catchall_first=rng.random() < 0.35)
         crlf = rng.random() < 0.12
         lines = format_lines(ents, rng, crlf)
         kind = rng.random()
@@ -656,6 +713,14 @@ def cmd_adversarial(a):
                     f.write(text.encode(ENC))
                 names.append(fn)
             fcarg = ",".join(names)
+            if rng.random() < 0.5:
+                # decoys: the several-file form reads no .homedirs/.local and applies no .subs
+                with open(names[0] + ".homedirs", "wb") as f:
+                    f.write("".join(format_lines(pg.entries(4, True), rng, False)).encode(ENC))
+                with open(names[-1] + ".local", "wb") as f:
+                    f.write("".join(format_lines(pg.entries(4, True), rng, False)).encode(ENC))
+                with open(names[0] + ".subs_dist", "wb") as f:
+                    f.write("".join(gen_subs(rng, pg, [])).encode(ENC))
         else:
             text = "".join(lines)
             if rng.random() < 0.3:
@@ -683,6 +748,9 @@ def cmd_adversarial(a):
             open(os.path.join(d, "baseonly"), "w").close()
         qs = policy_queries(rng, pg, all_ents, subs_lines, a.queries)
         total += write_queries(os.path.join(d, "queries"), qs)
+        with open(os.path.join(d, "nrel"), "w") as f:
+            # queries whose path is not absolute: the only <<error>> answers libselinux may give
+            f.write("%d\n" % sum(1 for _, p in qs if not p.startswith("/")))
     print("generated %d policies, %d queries" % (a.policies, total))
 
 
@@ -768,7 +836,7 @@ def cmd_refpolicy(a):
         groups.setdefault("/".join(p.split("/")[:4]), []).append((m, p))
     real = []
     for k in sorted(groups):
-        g = groups[k]
+        g = sorted(groups[k])  # not in readdir order: the same tree gives the same sample
         if len(g) > a.per_dir:
             g = rng.sample(g, a.per_dir)
         real.extend(g)
@@ -1053,7 +1121,13 @@ def cmd_report(a):
                 print("  #%d mode %s path %r: %s %s, %s %s" % (i, m, p, n1, ours[i], n2, ref[i]))
                 shown += 1
     if bad:
-        print("%s: %d of %d answers differ" % (a.label, bad, len(qs)))
+        bymode = {}
+        for i in range(min(len(qs), len(ours), len(ref))):
+            if ours[i] != ref[i]:
+                bymode[qs[i][0]] = bymode.get(qs[i][0], 0) + 1
+        top = sorted(bymode.items(), key=lambda kv: -kv[1])[:6]
+        print("%s: %d of %d answers differ (by mode: %s)"
+              % (a.label, bad, len(qs), ", ".join("%s: %d" % kv for kv in top)))
         return 1
     return 0
 

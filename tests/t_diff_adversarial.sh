@@ -28,13 +28,16 @@ for d in "$OUT"/adv/p*; do
 	# the oracle must answer every query
 	[ "$(nlines "$d/oracle.out")" -eq "$(nrec "$d/queries")" ] ||
 		die "tests/oracle gave $(nlines "$d/oracle.out") answers for $(nrec "$d/queries") queries in $d"
+	# libselinux fails only the relative paths, or the generator wrote a regex PCRE2 rejects
+	[ "$(grep -c '^<<error>>$' "$d/oracle.out")" -eq "$(cat "$d/nrel")" ] ||
+		die "generator bug: libselinux fails lookups of absolute paths in $d (a regex PCRE2 rejects?)"
 	if grep -qv '^<<' "$d/oracle.out"; then
 		labeled=$((labeled + 1))
 		[ -n "$sane" ] || { sane=$d; cp "$d/oracle.out" "$d/sanity.ref"; }
 	fi
 	ok=0
 	ours "$fo" "$fc" "$d/queries" "$d/ours.out" || ok=1
-	if compare "${d##*/}${fo:+ $fo}: $fc" "$d/queries" "$d/ours.out" "$d/oracle.out" "$ok"; then
+	if compare "${d##*/}${fo:+ $fo}" "$fc" "$d/queries" "$d/ours.out" "$d/oracle.out" "$ok"; then
 		rm -f "$d/ours.out" "$d/oracle.out"
 	fi
 done

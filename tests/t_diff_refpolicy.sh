@@ -34,20 +34,20 @@ sed -n 1p "$OUT/known.base" | grep -q ':ssh_home_t:' && die "sanity: oracle -b: 
 sed -n 2,3p "$OUT/known.base" | grep -c ':bin_t:' | grep -qx 2 || die "sanity: oracle: /usr/bin/ls, /bin/ls are not bin_t"
 ok=0
 ours "" "$fc" "$OUT/known" "$OUT/known.ours" || ok=1
-compare "refpolicy known answers" "$OUT/known" "$OUT/known.ours" "$OUT/known.full" "$ok"
+compare "refpolicy known answers" "$fc" "$OUT/known" "$OUT/known.ours" "$OUT/known.full" "$ok"
 
 # the full form: FILE + .homedirs + .local + .subs + .subs_dist
 oracle "" "$fc" "$OUT/queries" "$OUT/oracle.out" parallel
 sanity "$OUT/queries" "$OUT/oracle.out"
 ok=0
 ours "" "$fc" "$OUT/queries" "$OUT/ours.out" || ok=1
-compare "refpolicy $fc" "$OUT/queries" "$OUT/ours.out" "$OUT/oracle.out" "$ok"
+compare refpolicy "$fc" "$OUT/queries" "$OUT/ours.out" "$OUT/oracle.out" "$ok"
 
 # --base-only: without .homedirs and .local
 oracle -b "$fc" "$OUT/queries_base" "$OUT/oracle_base.out" parallel
 sanity "$OUT/queries_base" "$OUT/oracle_base.out"
 ok=0
 ours --base-only "$fc" "$OUT/queries_base" "$OUT/ours_base.out" || ok=1
-compare "refpolicy --base-only $fc" "$OUT/queries_base" "$OUT/ours_base.out" "$OUT/oracle_base.out" "$ok"
+compare "refpolicy --base-only" "$fc" "$OUT/queries_base" "$OUT/ours_base.out" "$OUT/oracle_base.out" "$ok"
 
 finish t_diff_refpolicy $(( $(date +%s) - start ))
