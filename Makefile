@@ -28,7 +28,7 @@ LB_SRCS  := $(wildcard labeler/*.c)
 LB_OBJS  := $(LB_SRCS:.c=.o)
 TEST_BINS := tests/oracle tests/fcbench tests/fcunit
 
-.PHONY: all deps check demo bench bench-image clean
+.PHONY: all deps check demo bench bench-image bench-relabel clean
 all: fclabel
 
 deps:
@@ -67,6 +67,10 @@ bench: deps
 bench-image: deps
 	@$(MAKE) -s --no-print-directory fclabel
 	@sh tests/bench_image.sh
+
+bench-relabel: deps
+	@$(MAKE) -s --no-print-directory fclabel
+	@sh tests/bench_relabel.sh
 
 clean:
 	rm -f fclabel $(FC_OBJS) $(LB_OBJS) fcontexts/libfcontexts.a $(TEST_BINS)

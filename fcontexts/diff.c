@@ -305,8 +305,8 @@ int fc_diff_reaches(const struct fc_diff *d, const char *dir)
 			if (s->dlen > maxdst)
 				maxdst = s->dlen;
 		}
-	char *buf = malloc(dl + 2 * maxdst + 3);
-	if (!buf)
+	char stackbuf[1024], *buf = stackbuf;
+	if (dl + 2 * maxdst + 3 > sizeof(stackbuf) && !(buf = malloc(dl + 2 * maxdst + 3)))
 		return 1;
 	memcpy(buf, dir, dl);
 	len = dl;
@@ -315,7 +315,8 @@ int fc_diff_reaches(const struct fc_diff *d, const char *dir)
 	buf[len] = 0;
 	/* subs are the same in both sets (else everything) */
 	if (!subst_dir(&d->old->subs, buf, &len) || !subst_dir(&d->old->dist, buf, &len)) {
-		free(buf);
+		if (buf != stackbuf)
+			free(buf);
 		return 1;
 	}
 	int reach = 0;
@@ -335,6 +336,7 @@ int fc_diff_reaches(const struct fc_diff *d, const char *dir)
 		if (rc != PCRE2_ERROR_NOMATCH)
 			reach = 1; /* a match, a partial match, or an error: visit */
 	}
-	free(buf);
+	if (buf != stackbuf)
+		free(buf);
 	return reach;
 }

@@ -62,8 +62,10 @@ static void clear_progress(struct run *r)
 
 static void progress(struct run *r)
 {
+	if (!r->tty || (r->st->scanned & 255))
+		return;
 	double t = now();
-	if (!r->tty || t < r->next_progress)
+	if (t < r->next_progress)
 		return;
 	r->next_progress = t + 0.25;
 	double el = t - r->start, rate = el > 0 ? r->st->scanned / el : 0;

@@ -18,7 +18,7 @@ if [ ! -f "$img" ] || [ "$(cat "$out/base.n" 2>/dev/null)" != "$n" ]; then
 	echo "bench-image: building a $n-inode tree from this machine's shape..."
 	rm -rf "$out/tree" "$img"
 	find /usr /etc /var /opt /root /srv /home -xdev \( -path "$top/tests/out" -prune \) -o -printf '%y %p\n' 2>/dev/null |
-		head -n "$n" | python3 -c '
+		head -n "$n" | tee "$out/paths.txt" | python3 -c '
 import os, sys
 root = sys.argv[1]
 for line in sys.stdin:

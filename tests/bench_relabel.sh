@@ -1,0 +1,57 @@
+#!/bin/sh
+# make bench-relabel: on the 200,000-inode image of make bench-image, labeled with refpolicy (A),
+# time in one run: a full `fclabel label -S B` and `fclabel relabel --from A --to B`, for
+#  - B1: one added spec giving a subtree of about 1% of the files a new label (literal stem);
+#  - B2: one added spec with no literal stem (the worst case: every directory is reachable).
+# Target: B1 relabel under 10% of the full label; B2 relabel at most 1.2x the full label.
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+out=$top/tests/out/bench-image
+[ -f "$out/base.img" ] && [ -f "$out/paths.txt" ] || sh "$top/tests/bench_image.sh" >/dev/null
+[ -f "$out/paths.txt" ] || { echo "bench-relabel: no base image"; exit 1; }
+shared=${SHARED:-$top/../shared/data}
+fcdir=$shared/refpolicy
+[ -f "$fcdir/file_contexts" ] || fcdir=/etc/selinux/default/contexts/files
+w=$out/relabel
+mkdir -p "$w"
+for f in file_contexts file_contexts.homedirs file_contexts.subs_dist; do
+	[ -f "$fcdir/$f" ] && cp "$fcdir/$f" "$w/A${f#file_contexts}"
+done
+mv "$w/A" "$w/A.fc" 2>/dev/null
+A=$w/A.fc
+[ -f "$w/A.homedirs" ] && mv "$w/A.homedirs" "$A.homedirs"
+[ -f "$w/A.subs_dist" ] && mv "$w/A.subs_dist" "$A.subs_dist"
+
+# the directory whose subtree holds closest to 1% of the files
+total=$(wc -l <"$out/paths.txt")
+dir=$(awk -v want=$((total / 100)) '{ p = $2; n = split(p, c, "/"); s = ""; for (i = 2; i < n && i <= 6; i++) { s = s "/" c[i]; cnt[s]++ } }
+	END { best = ""; bd = 1e18; for (d in cnt) { x = cnt[d] - want; if (x < 0) x = -x; if (x < bd) { bd = x; best = d } } print best }' "$out/paths.txt")
+files=$(grep -c " $dir/" "$out/paths.txt")
+mk() { # mk NAME SPEC-LINE
+	cp "$A" "$w/$1.fc"
+	for x in homedirs subs_dist; do [ -f "$A.$x" ] && cp "$A.$x" "$w/$1.fc.$x"; done
+	printf '%s\n' "$2" >>"$w/$1.fc"
+}
+mk B1 "$(printf '%s(/.*)?\tsystem_u:object_r:bench_moved_t:s0' "$(echo "$dir" | sed 's/[.+*?()|^$[{]/\\&/g')")"
+mk B2 "$(printf '/.*\\.fclabel-bench-nomatch\tsystem_u:object_r:bench_moved_t:s0')"
+
+cp --sparse=always "$out/base.img" "$w/A.img"
+"$top/fclabel" label "$w/A.img" -S "$A" >/dev/null || exit 1
+echo "bench-relabel: image of $total entries labeled with refpolicy; B1 adds a spec for $dir ($files entries, $(awk -v a="$files" -v b="$total" 'BEGIN { printf "%.1f%%", 100 * a / b }'))"
+
+secs() { /usr/bin/time -f %e -o "$w/t" "$@" >"$w/out" 2>"$w/err"; tail -n 1 "$w/t"; }
+for B in B1 B2; do
+	cp --sparse=always "$w/A.img" "$w/full.img"
+	cp --sparse=always "$w/A.img" "$w/rel.img"
+	sync
+	tf=$(secs "$top/fclabel" label "$w/full.img" -S "$w/$B.fc")
+	fl=$(tail -n 1 "$w/out")
+	tr=$(secs "$top/fclabel" relabel "$w/rel.img" --from "$A" --to "$w/$B.fc")
+	rl=$(cat "$w/out")
+	"$top/fclabel" check "$w/rel.img" -S "$w/$B.fc" >/dev/null 2>&1 && ok=identical || ok="DIFFERS from a full label"
+	echo
+	echo "$B full label : $tf s  ($fl)"
+	echo "$B relabel    : $tr s  ($(echo "$rl" | tr '\n' ' '))"
+	echo "$B relabel/full = $(awk -v a="$tr" -v b="$tf" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }') (target: $([ $B = B1 ] && echo '< 0.10' || echo '<= 1.2')); result $ok"
+done
+rm -f "$w"/*.img
