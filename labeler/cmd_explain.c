@@ -35,35 +35,21 @@ int cmd_explain(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	struct fcfiles files = { 0 };
-	unsigned flags = 0;
-	mode_t mode = 0;
+	struct policy_opts po = { 0 };
 	int c, status = EXIT_OK;
 
 	while ((c = getopt_long(argc, argv, "S:m:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'S':
-			if (fcfiles_add(&files, optarg))
-				return EXIT_USAGE;
-			break;
-		case 'B': flags |= FC_BASE_ONLY; break;
-		case 'm':
-			if (!parse_mode(optarg, &mode)) {
-				fprintf(stderr, "fclabel explain: bad mode '%s'\n", optarg);
-				die_usage("explain", usage_text);
-			}
-			break;
-		case 'h': printf("usage: %s\n", usage_text); return EXIT_OK;
-		default: die_usage("explain", usage_text);
-		}
+		if (!policy_opt(c, optarg, &po, "explain", usage_text))
+			die_usage("explain", usage_text);
 	}
-	if (!files.n || optind >= argc) {
+	if (!po.files.n || optind >= argc) {
 		fprintf(stderr, "fclabel explain: %s\n",
-			!files.n ? "-S FILE_CONTEXTS is required" : "give at least one PATH");
+			!po.files.n ? "-S FILE_CONTEXTS is required" : "give at least one PATH");
 		die_usage("explain", usage_text);
 	}
-	fc_set *set = load_policy("explain", &files, flags);
-	fcfiles_free(&files);
+	fc_set *set = load_policy("explain", &po.files, po.flags);
+	fcfiles_free(&po.files);
+	mode_t mode = po.mode;
 	if (!set)
 		return EXIT_USAGE;
 	for (int i = optind; i < argc; i++) {

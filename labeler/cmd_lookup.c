@@ -93,36 +93,24 @@ int cmd_lookup(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	struct fcfiles files = { 0 };
+	struct policy_opts po = { 0 };
 	struct out o = { 0 };
-	unsigned flags = 0;
-	mode_t mode = 0;
 	bool use_batch = false;
 	int delim = '\n', c;
 	fc_set *set;
 	static char obuf[1 << 16];
 
 	while ((c = getopt_long(argc, argv, "S:m:v0h", opts, NULL)) != -1) {
+		if (policy_opt(c, optarg, &po, "lookup", usage_text))
+			continue;
 		switch (c) {
-		case 'S':
-			if (fcfiles_add(&files, optarg))
-				return EXIT_USAGE;
-			break;
-		case 'B': flags |= FC_BASE_ONLY; break;
-		case 'm':
-			if (!parse_mode(optarg, &mode)) {
-				fprintf(stderr, "fclabel lookup: bad mode '%s'\n", optarg);
-				die_usage("lookup", usage_text);
-			}
-			break;
 		case 'v': o.verbose = true; break;
 		case 'b': use_batch = true; break;
 		case '0': delim = 0; break;
-		case 'h': printf("usage: %s\n", usage_text); return EXIT_OK;
 		default: die_usage("lookup", usage_text);
 		}
 	}
-	if (!files.n) {
+	if (!po.files.n) {
 		fprintf(stderr, "fclabel lookup: -S FILE_CONTEXTS is required\n");
 		die_usage("lookup", usage_text);
 	}
@@ -131,8 +119,8 @@ int cmd_lookup(int argc, char **argv)
 			use_batch ? "both" : "neither");
 		die_usage("lookup", usage_text);
 	}
-	set = load_policy("lookup", &files, flags);
-	fcfiles_free(&files);
+	set = load_policy("lookup", &po.files, po.flags);
+	fcfiles_free(&po.files);
 	if (!set)
 		return EXIT_USAGE;
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
@@ -140,7 +128,7 @@ int cmd_lookup(int argc, char **argv)
 		batch(&o, set, delim);
 	else
 		for (int i = optind; i < argc; i++)
-			answer(&o, set, argv[i], mode, "");
+			answer(&o, set, argv[i], po.mode, "");
 	fc_free(set);
 	if (fflush(stdout) != 0) {
 		perror("fclabel lookup: stdout");

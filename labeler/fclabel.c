@@ -141,6 +141,32 @@ bool parse_mode(const char *s, mode_t *mode)
 	return true;
 }
 
+bool policy_opt(int c, const char *arg, struct policy_opts *p, const char *cmd, const char *usage)
+{
+	switch (c) {
+	case 'S':
+		if (fcfiles_add(&p->files, arg)) {
+			fprintf(stderr, "fclabel %s: out of memory\n", cmd);
+			exit(EXIT_USAGE);
+		}
+		return true;
+	case 'B':
+		p->flags |= FC_BASE_ONLY;
+		return true;
+	case 'm':
+		if (!parse_mode(arg, &p->mode)) {
+			fprintf(stderr, "fclabel %s: bad mode '%s'\n", cmd, arg);
+			die_usage(cmd, usage);
+		}
+		return true;
+	case 'h':
+		printf("usage: %s\n", usage);
+		exit(EXIT_OK);
+	default:
+		return false;
+	}
+}
+
 void die_usage(const char *cmd, const char *usage_text)
 {
 	fprintf(stderr, "usage: %s\n", usage_text);

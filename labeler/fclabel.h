@@ -43,6 +43,15 @@ void fcfiles_free(struct fcfiles *f);
 /* Loads the set or prints why not ("fclabel CMD: FILE:LINE: reason") and returns NULL. */
 fc_set *load_policy(const char *cmd, const struct fcfiles *f, unsigned flags);
 
+/* The options that lookup and explain share: -S, --base-only (as 'B'), -m and -h. Returns true
+ * when c was one of them; a bad value ends the program with the usage. */
+struct policy_opts {
+	struct fcfiles files;
+	unsigned flags;
+	mode_t mode;
+};
+bool policy_opt(int c, const char *arg, struct policy_opts *p, const char *cmd, const char *usage);
+
 /* A file mode for lookups: octal digits, or one letter f d l c b p s. */
 bool parse_mode(const char *s, mode_t *mode);
 
