@@ -8,7 +8,7 @@ CC      ?= cc
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 WARN    := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
-CPPFLAGS += -D_GNU_SOURCE -Ifcontexts
+CPPFLAGS += -D_GNU_SOURCE -Ifcontexts -Iimgfmt
 PKG_CONFIG ?= pkg-config
 VERSION := 0.1.0
 
@@ -24,6 +24,8 @@ SEL_LIBS    = $(shell $(PKG_CONFIG) --libs libselinux 2>/dev/null || echo -lseli
 
 FC_SRCS  := $(wildcard fcontexts/*.c)
 FC_OBJS  := $(FC_SRCS:.c=.o)
+IF_SRCS  := $(wildcard imgfmt/*.c)
+IF_OBJS  := $(IF_SRCS:.c=.o)
 LB_SRCS  := $(wildcard labeler/*.c)
 LB_OBJS  := $(LB_SRCS:.c=.o)
 TEST_BINS := tests/oracle tests/fcbench tests/fcunit
@@ -37,10 +39,13 @@ deps:
 fcontexts/libfcontexts.a: $(FC_OBJS)
 	$(AR) rcs $@ $^
 
-fclabel: $(LB_OBJS) fcontexts/libfcontexts.a
-	$(CC) $(LDFLAGS) -o $@ $(LB_OBJS) fcontexts/libfcontexts.a $(PCRE_LIBS) $(E2_LIBS) -lpthread
+imgfmt/libimgfmt.a: $(IF_OBJS)
+	$(AR) rcs $@ $^
 
-%.o: %.c $(wildcard fcontexts/*.h labeler/*.h)
+fclabel: $(LB_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a
+	$(CC) $(LDFLAGS) -o $@ $(LB_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a $(PCRE_LIBS) $(E2_LIBS) -lz -lpthread
+
+%.o: %.c $(wildcard fcontexts/*.h labeler/*.h imgfmt/*.h)
 	$(CC) $(CPPFLAGS) -DFCLABEL_VERSION='"$(VERSION)"' $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
 
 tests/oracle: tests/oracle.c
@@ -73,5 +78,5 @@ bench-relabel: deps
 	@sh tests/bench_relabel.sh
 
 clean:
-	rm -f fclabel $(FC_OBJS) $(LB_OBJS) fcontexts/libfcontexts.a $(TEST_BINS)
+	rm -f fclabel $(FC_OBJS) $(LB_OBJS) $(IF_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a $(TEST_BINS)
 	rm -rf tests/out

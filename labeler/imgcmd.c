@@ -8,7 +8,7 @@
 
 const char label_usage[] =
 	"fclabel label IMAGE -S FC[,FC...] [-a MOUNTPOINT] [-n] [-e PATH]... [-v] [--json FILE]\n"
-	"                    [--strict] [--force] [--base-only]\n"
+	"                    [--strict] [--force] [--base-only] [-z UNDO_FILE] [-o OUT]\n"
 	"\n"
 	"  -S, --file-contexts FC[,FC...]  file_contexts files, in order (repeatable)\n"
 	"  -a, --mount-point DIR  the path the image is mounted at (e.g. /system)\n"
@@ -20,6 +20,8 @@ const char label_usage[] =
 	"                         found before anything is written\n"
 	"      --force            write even if the superblock reports errors or needs recovery\n"
 	"      --base-only        with one FC: skip FC.homedirs and FC.local\n"
+	"  -z, --undo FILE        record an undo file that e2undo replays (raw images, devices)\n"
+	"  -o, --output OUT       write a sparse image's result to OUT instead of over it\n"
 	"  -h, --help             show this help";
 
 const char check_usage[] =
@@ -35,6 +37,7 @@ const char check_usage[] =
 const char relabel_usage[] =
 	"fclabel relabel IMAGE --from OLD_FC[,...]|none --to NEW_FC[,...] [-a MOUNTPOINT] [-e PATH]...\n"
 	"                      [-v] [--plan] [--verify] [--json FILE] [--force] [--base-only]\n"
+	"                      [-z UNDO_FILE] [-o OUT]\n"
 	"\n"
 	"  --from OLD_FC[,...]    the file_contexts the image was labeled with ('none': label all)\n"
 	"  --to NEW_FC[,...]      the file_contexts to label it with now\n"
@@ -47,6 +50,8 @@ const char relabel_usage[] =
 	"      --json FILE        write a JSON report of every change to FILE ('-': stdout)\n"
 	"      --force            write even if the superblock reports errors or needs recovery\n"
 	"      --base-only        with one FC: skip FC.homedirs and FC.local\n"
+	"  -z, --undo FILE        record an undo file that e2undo replays (raw images, devices)\n"
+	"  -o, --output OUT       write a sparse image's result to OUT instead of over it\n"
 	"  -h, --help             show this help";
 
 /* "/a//b/" -> "/a/b"; NULL when not absolute. */
@@ -85,14 +90,17 @@ int image_command(int argc, char **argv, int mode)
 		{ "to", required_argument, NULL, 'T' },
 		{ "plan", no_argument, NULL, 'P' },
 		{ "verify", no_argument, NULL, 'V' },
+		{ "undo", required_argument, NULL, 'z' },
+		{ "output", required_argument, NULL, 'o' },
 		{ 0 }
 	};
 	const bool check = mode == LM_CHECK, relabel = mode == LM_RELABEL;
 	const char *cmd = check ? "check" : relabel ? "relabel" : "label";
 	const char *usage = check ? check_usage : relabel ? relabel_usage : label_usage;
-	const char *shortopts = check ? "S:a:e:h" : relabel ? "a:e:vh" : "S:a:ne:vh";
+	const char *shortopts = check ? "S:a:e:h" : relabel ? "a:e:vz:o:h" : "S:a:ne:vz:o:h";
 	/* the long options each command takes, beyond the shared ones */
-	const char *own = check ? "" : relabel ? "OTPVf" : "sf";
+	const char *own = check ? "" : relabel ? "OTPVfzo" : "sfzo";
+	struct img_params ip = { 0 };
 	struct fcfiles files = { 0 }, from = { 0 };
 	bool from_none = false, verify = false;
 	fc_set *oldset = NULL;
@@ -108,7 +116,7 @@ int image_command(int argc, char **argv, int mode)
 	fc_set *set = NULL;
 
 	while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
-		if (strchr("OTPVsf", c) && !strchr(own, c))
+		if (strchr("OTPVsfzo", c) && !strchr(own, c))
 			die_usage(cmd, usage);
 		switch (c) {
 		case 'O':
@@ -123,6 +131,8 @@ int image_command(int argc, char **argv, int mode)
 			break;
 		case 'P': o.mode = LM_DRYRUN; o.verbose = true; break;
 		case 'V': verify = true; break;
+		case 'z': ip.undo = optarg; break;
+		case 'o': ip.output = optarg; break;
 		case 'S':
 			if (fcfiles_add(&files, optarg))
 				goto out;
@@ -194,7 +204,7 @@ int image_command(int argc, char **argv, int mode)
 	}
 	if (check && !json)
 		o.list = stdout;
-	if (img_open(&img, argv[optind], o.mode == LM_LABEL ? IMG_RW | imgflags : 0, cmd))
+	if (img_open(&img, argv[optind], o.mode == LM_LABEL ? IMG_RW | imgflags : 0, &ip, cmd))
 		goto out;
 	if (o.diff && !image_is_labeled(&img)) {
 		fprintf(stderr, "fclabel %s: %s has no labels: labeling every file\n", cmd,
@@ -220,6 +230,8 @@ int image_command(int argc, char **argv, int mode)
 				cmd, vst.scanned, "the new policy");
 		}
 	}
+	if (rc)
+		img_abandon(&img);
 	if (img_close(&img, cmd))
 		rc = -1;
 	FILE *sum = (json && !strcmp(json, "-")) || check ? stderr : stdout;

@@ -11,15 +11,26 @@
 #include "fcontexts.h"
 
 /* ---- image.c ---- */
+#include "imgfmt.h"
+
 struct image {
 	ext2_filsys fs;
 	const char *name;
 	bool rw;
+	enum img_format fmt;
 };
 enum { IMG_RW = 1, IMG_FORCE = 2 };
-/* Opens an ext4/3/2 image or block device; on failure prints why (naming the image) and
- * returns non-zero. Refuses what must not be written: mounted, errors, needs recovery. */
-int img_open(struct image *img, const char *name, unsigned flags, const char *cmd);
+struct img_params {
+	const char *undo;   /* -z: an undo file e2undo can replay (raw images, block devices) */
+	const char *output; /* -o: where a sparse image's result goes (default: over it) */
+};
+/* Opens an ext4/3/2 image (raw, Android sparse, or a block device); on failure prints why
+ * (naming the image) and returns non-zero. Refuses what must not be written: mounted, errors,
+ * needs recovery. */
+int img_open(struct image *img, const char *name, unsigned flags, const struct img_params *p,
+	     const char *cmd);
+/* After a failed run: a sparse image's original is kept as it was. */
+void img_abandon(struct image *img);
 /* Whether the root directory carries a label: an image that was never labeled has none. */
 bool image_is_labeled(struct image *img);
 /* Flushes and closes; returns 0 or prints why. */

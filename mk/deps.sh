@@ -15,6 +15,11 @@ done
 need e2fsprogs command -v mke2fs
 need gcc command -v cc
 need make command -v make
+# what the tests use
+need android-sdk-libsparse-utils command -v img2simg
+need attr command -v setfattr
+need acl command -v setfacl
+need python3 command -v python3
 missing=$(echo $missing)
 [ -z "$missing" ] && exit 0
 line="apt-get install -y $missing"

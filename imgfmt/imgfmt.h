@@ -1,0 +1,36 @@
+/*
+ * imgfmt: every kind of image behind libext2fs's io_manager, so that the labeler never learns
+ * which one it is writing. Library rules: errcode_t returns, nothing printed.
+ */
+#ifndef IMGFMT_H
+#define IMGFMT_H
+
+#include <ext2fs/ext2fs.h>
+#include <stddef.h>
+
+enum img_format {
+	IMGFMT_RAW,      /* a plain file holding the file system */
+	IMGFMT_SPARSE,   /* Android sparse image, v1.0 */
+	IMGFMT_BLOCKDEV, /* a block device */
+};
+
+/* Detects the format by content (and file type), not by name. On error, why says what. */
+errcode_t imgfmt_detect(const char *path, enum img_format *fmt, char *why, size_t whylen);
+const char *imgfmt_name(enum img_format fmt);
+
+/*
+ * The Android sparse image io_manager. Reads never expand the image: blocks come from RAW
+ * chunks, FILL patterns or DONT_CARE zeros. Writes go to a temporary overlay file; on close,
+ * after a successful run, a new sparse image is written beside the output and renamed over it,
+ * so an interrupted run leaves the original whole. CRC32 chunks are verified at open and
+ * written when the input had them.
+ */
+extern io_manager sparse_io_manager;
+/* Where the result goes (NULL: over the input). Set before ext2fs_open2, like undo_io's. */
+void sparse_io_set_output(const char *path);
+/* After a failed run: close without writing anything. */
+void sparse_io_discard(io_channel channel);
+/* Why the last open failed, when it was the sparse format's fault (chunk and offset). */
+const char *sparse_io_error(void);
+
+#endif

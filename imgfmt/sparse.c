@@ -1,0 +1,765 @@
+/*
+ * Android sparse images (format 1.0) as an io_manager.
+ *
+ * File: a 28-byte header (magic 0xed26ff3a, version 1.0, header sizes, block size, total blocks,
+ * total chunks, checksum), then chunks, each a 12-byte header (type, reserved, size in blocks,
+ * total bytes) and its data: RAW (the blocks), FILL (a 4-byte pattern), DONT_CARE (nothing, read
+ * as zeros), CRC32 (4 bytes: the CRC-32 of every block so far, DONT_CARE as zeros).
+ *
+ * We keep an index of the chunks, never the image. Written blocks go to an unlinked temporary
+ * file beside the output, with an index in memory: memory and disk grow with the blocks that
+ * change, not with the image. On a clean close the new image is written to a temporary file
+ * beside the output, synced, and renamed over it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "imgfmt.h"
+
+#define SPARSE_MAGIC 0xed26ff3aU
+#define CT_RAW 0xCAC1
+#define CT_FILL 0xCAC2
+#define CT_DONT_CARE 0xCAC3
+#define CT_CRC32 0xCAC4
+
+struct sparse_header {
+	uint32_t magic;
+	uint16_t major, minor, file_hdr_sz, chunk_hdr_sz;
+	uint32_t blk_sz, total_blks, total_chunks, image_checksum;
+};
+
+struct chunk_header {
+	uint16_t type, reserved;
+	uint32_t chunk_sz, total_sz;
+};
+
+struct chunk {
+	uint64_t start, nblk; /* in sparse blocks */
+	uint64_t off;         /* RAW: file offset of the data */
+	uint32_t fill;
+	uint16_t type;
+};
+
+struct sparse {
+	int fd, ofd;
+	uint32_t blksz;
+	uint64_t total;
+	struct sparse_header hdr;
+	struct chunk *c;
+	size_t nc;
+	bool had_crc, rw, dirty, discard;
+	/* overlay: block -> slot in ofd, open addressing, key block + 1 */
+	uint64_t *key;
+	uint32_t *slot;
+	size_t mask, used;
+	char *blk;     /* one block of scratch */
+	char *out;     /* output path */
+};
+
+static char last_error[512];
+static char *output_path;
+
+const char *sparse_io_error(void)
+{
+	return last_error[0] ? last_error : NULL;
+}
+
+void sparse_io_set_output(const char *path)
+{
+	free(output_path);
+	output_path = path ? strdup(path) : NULL;
+}
+
+static errcode_t fail(errcode_t rc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+static bool pread_all(int fd, void *buf, size_t n, uint64_t off)
+{
+	char *p = buf;
+	while (n) {
+		ssize_t r = pread(fd, p, n, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		p += r;
+		n -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return true;
+}
+
+static bool pwrite_all(int fd, const void *buf, size_t n, uint64_t off)
+{
+	const char *p = buf;
+	while (n) {
+		ssize_t r = pwrite(fd, p, n, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		p += r;
+		n -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return true;
+}
+
+/* CRC-32 of n copies of one block, in O(log n) combines. */
+static uLong crc_repeat(uLong crc, const char *block, uint32_t blksz, uint64_t n)
+{
+	uLong one = crc32(0, (const Bytef *)block, blksz), acc = 0;
+	uint64_t acclen = 0, pw = 1;
+	uLong pwcrc = one;
+	uint64_t pwlen = blksz;
+	while (n) {
+		if (n & 1) {
+			acc = acclen ? crc32_combine64(acc, pwcrc, (z_off64_t)pwlen) : pwcrc;
+			acclen += pwlen;
+		}
+		n >>= 1;
+		if (n) {
+			pwcrc = crc32_combine64(pwcrc, pwcrc, (z_off64_t)pwlen);
+			pwlen *= 2;
+			pw *= 2;
+		}
+	}
+	return acclen ? crc32_combine64(crc, acc, (z_off64_t)acclen) : crc;
+}
+
+static void fill_block(char *b, uint32_t blksz, uint32_t fill)
+{
+	for (uint32_t i = 0; i < blksz; i += 4)
+		memcpy(b + i, &fill, 4);
+}
+
+/* Reads the header and the chunk index; verifies CRC32 chunks when there are any. */
+static errcode_t parse(struct sparse *s, const char *name)
+{
+	struct stat st;
+	struct sparse_header *h = &s->hdr;
+	uint64_t pos, blk = 0, fsize;
+	size_t cap = 0;
+
+	if (fstat(s->fd, &st) < 0)
+		return errno;
+	fsize = (uint64_t)st.st_size;
+	if (!pread_all(s->fd, h, sizeof(*h), 0))
+		return fail(EXT2_ET_SHORT_READ, "%s: truncated sparse header", name);
+	if (h->magic != SPARSE_MAGIC)
+		return fail(EXT2_ET_MAGIC_IO_CHANNEL, "%s: not an Android sparse image", name);
+	if (h->major != 1)
+		return fail(EINVAL, "%s: sparse format version %u.%u; only 1.x is known", name,
+			    h->major, h->minor);
+	if (h->file_hdr_sz < 28 || h->chunk_hdr_sz < 12 || h->file_hdr_sz > 4096 ||
+	    h->chunk_hdr_sz > 4096)
+		return fail(EINVAL, "%s: sparse header sizes %u/%u are not valid", name,
+			    h->file_hdr_sz, h->chunk_hdr_sz);
+	if (h->blk_sz < 1024 || h->blk_sz % 4 || h->blk_sz > (1u << 20) ||
+	    (h->blk_sz & (h->blk_sz - 1)))
+		return fail(EINVAL, "%s: sparse block size %u is not valid", name, h->blk_sz);
+	s->blksz = h->blk_sz;
+	s->total = h->total_blks;
+	pos = h->file_hdr_sz;
+	for (uint32_t i = 0; i < h->total_chunks; i++) {
+		struct chunk_header ch;
+		if (pos + h->chunk_hdr_sz > fsize || !pread_all(s->fd, &ch, sizeof(ch), pos))
+			return fail(EXT2_ET_SHORT_READ, "%s: chunk %u at offset %llu: truncated "
+				    "(the file ends at %llu)", name, i, (unsigned long long)pos,
+				    (unsigned long long)fsize);
+		uint64_t data = pos + h->chunk_hdr_sz, want;
+		switch (ch.type) {
+		case CT_RAW: want = h->chunk_hdr_sz + (uint64_t)ch.chunk_sz * h->blk_sz; break;
+		case CT_FILL: want = h->chunk_hdr_sz + 4u; break;
+		case CT_DONT_CARE: want = h->chunk_hdr_sz; break;
+		case CT_CRC32: want = h->chunk_hdr_sz + 4u; break;
+		default:
+			return fail(EINVAL, "%s: chunk %u at offset %llu: unknown chunk type 0x%04x",
+				    name, i, (unsigned long long)pos, ch.type);
+		}
+		if (ch.total_sz != want)
+			return fail(EINVAL, "%s: chunk %u at offset %llu: size %u bytes, %llu expected "
+				    "for its type and %u blocks", name, i, (unsigned long long)pos,
+				    ch.total_sz, (unsigned long long)want, ch.chunk_sz);
+		if (pos + want > fsize)
+			return fail(EXT2_ET_SHORT_READ, "%s: chunk %u at offset %llu: truncated (needs "
+				    "%llu bytes, the file ends at %llu)", name, i,
+				    (unsigned long long)pos, (unsigned long long)want,
+				    (unsigned long long)fsize);
+		if (ch.type == CT_CRC32) {
+			s->had_crc = true;
+			pos += want;
+			continue;
+		}
+		if (blk + ch.chunk_sz > s->total)
+			return fail(EINVAL, "%s: chunk %u at offset %llu: blocks %llu..%llu overrun the "
+				    "declared %llu blocks", name, i, (unsigned long long)pos,
+				    (unsigned long long)blk,
+				    (unsigned long long)(blk + ch.chunk_sz - 1),
+				    (unsigned long long)s->total);
+		if (ch.chunk_sz) {
+			if (s->nc == cap) {
+				cap = cap ? cap * 2 : 64;
+				struct chunk *n = realloc(s->c, cap * sizeof(*n));
+				if (!n)
+					return ENOMEM;
+				s->c = n;
+			}
+			struct chunk *c = &s->c[s->nc++];
+			c->start = blk;
+			c->nblk = ch.chunk_sz;
+			c->type = ch.type;
+			c->off = data;
+			c->fill = 0;
+			if (ch.type == CT_FILL && !pread_all(s->fd, &c->fill, 4, data))
+				return fail(EXT2_ET_SHORT_READ, "%s: chunk %u: cannot read", name, i);
+		}
+		blk += ch.chunk_sz;
+		pos += want;
+	}
+	if (blk != s->total)
+		return fail(EINVAL, "%s: the chunks cover %llu blocks, the header declares %llu", name,
+			    (unsigned long long)blk, (unsigned long long)s->total);
+	if (!s->had_crc)
+		return 0;
+	/* verify every CRC32 chunk against the data before it */
+	uLong crc = crc32(0, NULL, 0);
+	size_t ci = 0;
+	char *buf = malloc(1 << 20);
+	if (!buf)
+		return ENOMEM;
+	pos = h->file_hdr_sz;
+	errcode_t rc = 0;
+	for (uint32_t i = 0; i < h->total_chunks && !rc; i++) {
+		struct chunk_header ch;
+		pread_all(s->fd, &ch, sizeof(ch), pos);
+		if (ch.type == CT_CRC32) {
+			uint32_t rec;
+			pread_all(s->fd, &rec, 4, pos + h->chunk_hdr_sz);
+			if (rec != (uint32_t)crc)
+				rc = fail(EINVAL, "%s: CRC32 chunk %u at offset %llu: recorded 0x%08x, "
+					  "the data gives 0x%08lx", name, i, (unsigned long long)pos,
+					  rec, crc);
+		} else if (ch.chunk_sz) {
+			struct chunk *c = &s->c[ci++];
+			if (c->type == CT_RAW) {
+				uint64_t left = c->nblk * s->blksz, off = c->off;
+				while (left && !rc) {
+					size_t n = left < (1 << 20) ? (size_t)left : (1 << 20);
+					if (!pread_all(s->fd, buf, n, off))
+						rc = fail(EXT2_ET_SHORT_READ, "%s: chunk %u: read failed",
+							  name, i);
+					crc = crc32(crc, (const Bytef *)buf, (uInt)n);
+					left -= n;
+					off += n;
+				}
+			} else {
+				fill_block(buf, s->blksz, c->type == CT_FILL ? c->fill : 0);
+				crc = crc_repeat(crc, buf, s->blksz, c->nblk);
+			}
+		}
+		pos += ch.total_sz;
+	}
+	free(buf);
+	return rc;
+}
+
+static struct chunk *find_chunk(struct sparse *s, uint64_t blk)
+{
+	size_t lo = 0, hi = s->nc;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (blk < s->c[mid].start)
+			hi = mid;
+		else if (blk >= s->c[mid].start + s->c[mid].nblk)
+			lo = mid + 1;
+		else
+			return &s->c[mid];
+	}
+	return NULL;
+}
+
+static long ov_find(struct sparse *s, uint64_t blk)
+{
+	if (!s->key)
+		return -1;
+	for (size_t b = (blk * 0x9e3779b97f4a7c15ull) >> 20 & s->mask;; b = (b + 1) & s->mask) {
+		if (!s->key[b])
+			return -1;
+		if (s->key[b] == blk + 1)
+			return s->slot[b];
+	}
+}
+
+static errcode_t ov_add(struct sparse *s, uint64_t blk, uint32_t *slot)
+{
+	if ((s->used + 1) * 2 > s->mask + 1 || !s->key) {
+		size_t nm = s->key ? s->mask * 2 + 1 : 1023;
+		uint64_t *nk = calloc(nm + 1, sizeof(*nk));
+		uint32_t *ns = calloc(nm + 1, sizeof(*ns));
+		if (!nk || !ns) {
+			free(nk);
+			free(ns);
+			return ENOMEM;
+		}
+		for (size_t i = 0; s->key && i <= s->mask; i++)
+			if (s->key[i]) {
+				size_t b = ((s->key[i] - 1) * 0x9e3779b97f4a7c15ull) >> 20 & nm;
+				while (nk[b])
+					b = (b + 1) & nm;
+				nk[b] = s->key[i];
+				ns[b] = s->slot[i];
+			}
+		free(s->key);
+		free(s->slot);
+		s->key = nk;
+		s->slot = ns;
+		s->mask = nm;
+	}
+	size_t b = (blk * 0x9e3779b97f4a7c15ull) >> 20 & s->mask;
+	while (s->key[b])
+		b = (b + 1) & s->mask;
+	s->key[b] = blk + 1;
+	s->slot[b] = *slot = (uint32_t)s->used++;
+	return 0;
+}
+
+/* One sparse block, as the image has it now. */
+static errcode_t get_block(struct sparse *s, uint64_t blk, char *dst)
+{
+	long slot = ov_find(s, blk);
+	if (slot >= 0)
+		return pread_all(s->ofd, dst, s->blksz, (uint64_t)slot * s->blksz) ? 0 : EXT2_ET_SHORT_READ;
+	struct chunk *c = find_chunk(s, blk);
+	if (!c)
+		return EXT2_ET_SHORT_READ;
+	if (c->type == CT_RAW)
+		return pread_all(s->fd, dst, s->blksz, c->off + (blk - c->start) * s->blksz)
+			       ? 0 : EXT2_ET_SHORT_READ;
+	fill_block(dst, s->blksz, c->type == CT_FILL ? c->fill : 0);
+	return 0;
+}
+
+static errcode_t rw_bytes(struct sparse *s, uint64_t off, size_t len, void *rbuf, const void *wbuf)
+{
+	while (len) {
+		uint64_t blk = off / s->blksz;
+		size_t boff = (size_t)(off % s->blksz), n = s->blksz - boff;
+		errcode_t rc;
+		if (n > len)
+			n = len;
+		if (blk >= s->total)
+			return EXT2_ET_SHORT_READ;
+		if (rbuf) {
+			if ((rc = get_block(s, blk, s->blk)))
+				return rc;
+			memcpy(rbuf, s->blk + boff, n);
+			rbuf = (char *)rbuf + n;
+		} else {
+			long slot = ov_find(s, blk);
+			if (n < s->blksz && (rc = get_block(s, blk, s->blk)))
+				return rc;
+			memcpy(s->blk + boff, wbuf, n);
+			if (slot < 0) {
+				uint32_t sl;
+				if ((rc = ov_add(s, blk, &sl)))
+					return rc;
+				slot = sl;
+			}
+			if (!pwrite_all(s->ofd, s->blk, s->blksz, (uint64_t)slot * s->blksz))
+				return EXT2_ET_SHORT_WRITE;
+			s->dirty = true;
+			wbuf = (const char *)wbuf + n;
+		}
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* ---- writing the result ---- */
+
+struct writer {
+	int fd;
+	uint64_t pos;
+	uint32_t nchunks;
+	uLong crc;
+	bool crc_on;
+	struct sparse *s;
+};
+
+static errcode_t put_header(struct writer *w, uint16_t type, uint64_t nblk, uint32_t total)
+{
+	struct chunk_header ch = { type, 0, (uint32_t)nblk, total };
+	char pad[4096] = { 0 };
+	if (!pwrite_all(w->fd, &ch, sizeof(ch), w->pos))
+		return errno ? errno : EIO;
+	/* a chunk header larger than ours keeps its size, zero-padded */
+	if (w->s->hdr.chunk_hdr_sz > sizeof(ch) &&
+	    !pwrite_all(w->fd, pad, w->s->hdr.chunk_hdr_sz - sizeof(ch), w->pos + sizeof(ch)))
+		return errno ? errno : EIO;
+	w->pos += w->s->hdr.chunk_hdr_sz;
+	w->nchunks++;
+	return 0;
+}
+
+/* RAW chunk of blocks [b, b+n) taken from the current image. */
+static errcode_t put_raw(struct writer *w, uint64_t b, uint64_t n, char *buf)
+{
+	errcode_t rc = put_header(w, CT_RAW, n, w->s->hdr.chunk_hdr_sz + (uint32_t)(n * w->s->blksz));
+	if (rc)
+		return rc;
+	for (uint64_t i = 0; i < n; i++) {
+		if ((rc = get_block(w->s, b + i, buf)))
+			return rc;
+		if (w->crc_on)
+			w->crc = crc32(w->crc, (const Bytef *)buf, w->s->blksz);
+		if (!pwrite_all(w->fd, buf, w->s->blksz, w->pos))
+			return errno ? errno : EIO;
+		w->pos += w->s->blksz;
+	}
+	return 0;
+}
+
+static errcode_t put_same(struct writer *w, const struct chunk *c, uint64_t n, char *buf)
+{
+	errcode_t rc;
+	if (c->type == CT_FILL) {
+		if ((rc = put_header(w, CT_FILL, n, w->s->hdr.chunk_hdr_sz + 4)))
+			return rc;
+		if (!pwrite_all(w->fd, &c->fill, 4, w->pos))
+			return errno ? errno : EIO;
+		w->pos += 4;
+	} else if ((rc = put_header(w, CT_DONT_CARE, n, w->s->hdr.chunk_hdr_sz))) {
+		return rc;
+	}
+	if (w->crc_on) {
+		fill_block(buf, w->s->blksz, c->type == CT_FILL ? c->fill : 0);
+		w->crc = crc_repeat(w->crc, buf, w->s->blksz, n);
+	}
+	return 0;
+}
+
+static errcode_t write_result(struct sparse *s)
+{
+	char *dirc = strdup(s->out), *tmp = NULL, *buf = malloc(s->blksz);
+	struct writer w = { .fd = -1, .crc_on = s->had_crc, .s = s, .crc = crc32(0, NULL, 0) };
+	errcode_t rc = ENOMEM;
+
+	if (!dirc || !buf || asprintf(&tmp, "%s/.fclabel-sparse-XXXXXX", dirname(dirc)) < 0)
+		goto out;
+	w.fd = mkstemp(tmp);
+	if (w.fd < 0) {
+		rc = fail(errno, "%s: cannot create a temporary file beside it: %s", s->out,
+			  strerror(errno));
+		free(tmp);
+		tmp = NULL;
+		goto out;
+	}
+	w.pos = s->hdr.file_hdr_sz;
+	for (size_t i = 0; i < s->nc; i++) {
+		const struct chunk *c = &s->c[i];
+		uint64_t b = c->start, end = c->start + c->nblk;
+		while (b < end) {
+			/* a run of blocks that are all changed, or all not */
+			bool changed = ov_find(s, b) >= 0;
+			uint64_t e = b + 1;
+			while (e < end && (ov_find(s, e) >= 0) == changed)
+				e++;
+			if (c->type == CT_RAW || changed) {
+				/* RAW stays one chunk across changed and unchanged blocks */
+				if (c->type == CT_RAW)
+					e = end;
+				rc = put_raw(&w, b, e - b, buf);
+			} else {
+				rc = put_same(&w, c, e - b, buf);
+			}
+			if (rc)
+				goto out;
+			b = e;
+		}
+	}
+	if (s->had_crc) {
+		uint32_t v = (uint32_t)w.crc;
+		if ((rc = put_header(&w, CT_CRC32, 0, s->hdr.chunk_hdr_sz + 4)))
+			goto out;
+		if (!pwrite_all(w.fd, &v, 4, w.pos)) {
+			rc = errno ? errno : EIO;
+			goto out;
+		}
+		w.pos += 4;
+	}
+	struct sparse_header h = s->hdr;
+	h.total_chunks = w.nchunks;
+	h.image_checksum = 0;
+	char pad[4096] = { 0 };
+	if (!pwrite_all(w.fd, &h, sizeof(h), 0) ||
+	    (h.file_hdr_sz > sizeof(h) && !pwrite_all(w.fd, pad, h.file_hdr_sz - sizeof(h), sizeof(h))) ||
+	    fsync(w.fd) < 0) {
+		rc = errno ? errno : EIO;
+		goto out;
+	}
+	struct stat st;
+	if (stat(s->out, &st) == 0)
+		fchmod(w.fd, st.st_mode & 07777);
+	if (close(w.fd) < 0) {
+		w.fd = -1;
+		rc = errno;
+		goto out;
+	}
+	w.fd = -1;
+	if (rename(tmp, s->out) < 0) {
+		rc = fail(errno, "%s: cannot rename the new image over it: %s", s->out, strerror(errno));
+		goto out;
+	}
+	free(tmp);
+	tmp = NULL;
+	int dfd = open(dirname(strcpy(dirc, s->out)), O_RDONLY | O_DIRECTORY);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	rc = 0;
+out:
+	if (w.fd >= 0)
+		close(w.fd);
+	if (tmp) {
+		unlink(tmp);
+		free(tmp);
+	}
+	free(dirc);
+	free(buf);
+	return rc;
+}
+
+/* ---- the io_manager ---- */
+
+static struct sparse *priv(io_channel ch)
+{
+	return ch->private_data;
+}
+
+static void sparse_free(struct sparse *s)
+{
+	if (!s)
+		return;
+	if (s->fd >= 0)
+		close(s->fd);
+	if (s->ofd >= 0)
+		close(s->ofd);
+	free(s->c);
+	free(s->key);
+	free(s->slot);
+	free(s->blk);
+	free(s->out);
+	free(s);
+}
+
+static errcode_t sp_open(const char *name, int flags, io_channel *channel)
+{
+	struct sparse *s = calloc(1, sizeof(*s));
+	io_channel ch = calloc(1, sizeof(*ch));
+	errcode_t rc = ENOMEM;
+
+	last_error[0] = 0;
+	if (!s || !ch)
+		goto fail;
+	s->ofd = -1;
+	s->rw = flags & IO_FLAG_RW;
+	/* the input is only read: the result replaces it by rename */
+	s->fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (s->fd < 0) {
+		rc = errno;
+		goto fail;
+	}
+	if ((rc = parse(s, name)))
+		goto fail;
+	s->blk = malloc(s->blksz);
+	s->out = strdup(output_path ? output_path : name);
+	ch->name = strdup(name);
+	if (!s->blk || !s->out || !ch->name) {
+		rc = ENOMEM;
+		goto fail;
+	}
+	if (s->rw) {
+		char *d = strdup(s->out), *t = NULL;
+		if (!d || asprintf(&t, "%s/.fclabel-overlay-XXXXXX", dirname(d)) < 0) {
+			free(d);
+			rc = ENOMEM;
+			goto fail;
+		}
+		s->ofd = mkstemp(t);
+		rc = errno;
+		if (s->ofd >= 0)
+			unlink(t);
+		free(t);
+		free(d);
+		if (s->ofd < 0) {
+			rc = fail(rc, "%s: cannot create a temporary file beside it: %s", s->out,
+				  strerror(rc));
+			goto fail;
+		}
+	}
+	ch->magic = EXT2_ET_MAGIC_IO_CHANNEL;
+	ch->manager = sparse_io_manager;
+	ch->block_size = 1024;
+	ch->refcount = 1;
+	ch->private_data = s;
+	*channel = ch;
+	return 0;
+fail:
+	if (ch)
+		free(ch->name);
+	free(ch);
+	sparse_free(s);
+	return rc;
+}
+
+void sparse_io_discard(io_channel channel)
+{
+	if (channel && channel->manager == sparse_io_manager)
+		priv(channel)->discard = true;
+}
+
+static errcode_t sp_close(io_channel ch)
+{
+	struct sparse *s = priv(ch);
+	errcode_t rc = 0;
+
+	if (--ch->refcount > 0)
+		return 0;
+	if (s->rw && s->dirty && !s->discard)
+		rc = write_result(s);
+	sparse_free(s);
+	free(ch->name);
+	free(ch);
+	return rc;
+}
+
+static errcode_t sp_set_blksize(io_channel ch, int blksize)
+{
+	ch->block_size = blksize;
+	return 0;
+}
+
+static size_t span(io_channel ch, int count)
+{
+	return count < 0 ? (size_t)-count : (size_t)count * (size_t)ch->block_size;
+}
+
+static errcode_t sp_read64(io_channel ch, unsigned long long block, int count, void *data)
+{
+	return rw_bytes(priv(ch), block * (uint64_t)ch->block_size, span(ch, count), data, NULL);
+}
+
+static errcode_t sp_write64(io_channel ch, unsigned long long block, int count, const void *data)
+{
+	if (!priv(ch)->rw)
+		return EXT2_ET_RO_FILSYS;
+	return rw_bytes(priv(ch), block * (uint64_t)ch->block_size, span(ch, count), NULL, data);
+}
+
+static errcode_t sp_read(io_channel ch, unsigned long block, int count, void *data)
+{
+	return sp_read64(ch, block, count, data);
+}
+
+static errcode_t sp_write(io_channel ch, unsigned long block, int count, const void *data)
+{
+	return sp_write64(ch, block, count, data);
+}
+
+static errcode_t sp_write_byte(io_channel ch, unsigned long offset, int count, const void *data)
+{
+	if (!priv(ch)->rw)
+		return EXT2_ET_RO_FILSYS;
+	return rw_bytes(priv(ch), offset, (size_t)count, NULL, data);
+}
+
+static errcode_t sp_flush(io_channel ch)
+{
+	(void)ch;
+	return 0;
+}
+
+static errcode_t sp_set_option(io_channel ch, const char *option, const char *arg)
+{
+	(void)ch;
+	(void)option;
+	(void)arg;
+	return EXT2_ET_INVALID_ARGUMENT;
+}
+
+static struct struct_io_manager sparse_manager = {
+	.magic = EXT2_ET_MAGIC_IO_MANAGER,
+	.name = "Android sparse image I/O manager",
+	.open = sp_open,
+	.close = sp_close,
+	.set_blksize = sp_set_blksize,
+	.read_blk = sp_read,
+	.write_blk = sp_write,
+	.flush = sp_flush,
+	.write_byte = sp_write_byte,
+	.set_option = sp_set_option,
+	.read_blk64 = sp_read64,
+	.write_blk64 = sp_write64,
+};
+
+io_manager sparse_io_manager = &sparse_manager;
+
+/* ---- detection ---- */
+
+const char *imgfmt_name(enum img_format fmt)
+{
+	switch (fmt) {
+	case IMGFMT_RAW: return "raw";
+	case IMGFMT_SPARSE: return "Android sparse";
+	case IMGFMT_BLOCKDEV: return "block device";
+	}
+	return "?";
+}
+
+errcode_t imgfmt_detect(const char *path, enum img_format *fmt, char *why, size_t whylen)
+{
+	struct stat st;
+	uint32_t magic = 0;
+	int fd;
+
+	if (stat(path, &st) < 0) {
+		snprintf(why, whylen, "%s", strerror(errno));
+		return errno;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		*fmt = IMGFMT_BLOCKDEV;
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(why, whylen, "not a regular file or block device");
+		return EINVAL;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, whylen, "%s", strerror(errno));
+		return errno;
+	}
+	bool got = pread_all(fd, &magic, 4, 0);
+	close(fd);
+	*fmt = got && magic == SPARSE_MAGIC ? IMGFMT_SPARSE : IMGFMT_RAW;
+	return 0;
+}
