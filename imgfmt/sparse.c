@@ -63,6 +63,11 @@ struct sparse {
 	uint32_t *slot;
 	size_t mask, used;
 	char *blk;     /* one block of scratch */
+	/* write-back cache in front of the overlay: consecutive inode writes to one block of an
+	 * inode table become one write */
+	uint64_t wb_blk[64];
+	bool wb_dirty[64];
+	char *wb;      /* 64 blocks */
 	char *out;     /* output path */
 };
 
@@ -340,9 +345,62 @@ static errcode_t ov_add(struct sparse *s, uint64_t blk, uint32_t *slot)
 	return 0;
 }
 
+#define WB_N 64
+
+static errcode_t wb_flush_one(struct sparse *s, unsigned e)
+{
+	if (!s->wb_dirty[e])
+		return 0;
+	long slot = ov_find(s, s->wb_blk[e]);
+	if (slot < 0) {
+		uint32_t sl;
+		errcode_t rc = ov_add(s, s->wb_blk[e], &sl);
+		if (rc)
+			return rc;
+		slot = sl;
+	}
+	if (!pwrite_all(s->ofd, s->wb + (size_t)e * s->blksz, s->blksz, (uint64_t)slot * s->blksz))
+		return EXT2_ET_SHORT_WRITE;
+	s->wb_dirty[e] = false;
+	return 0;
+}
+
+static bool in_wb(const struct sparse *s, uint64_t blk)
+{
+	unsigned e = (unsigned)(blk % WB_N);
+	return s->wb && s->wb_dirty[e] && s->wb_blk[e] == blk;
+}
+
+/* changed by this run: in the overlay or waiting in the cache */
+static bool changed(struct sparse *s, uint64_t blk)
+{
+	return in_wb(s, blk) || ov_find(s, blk) >= 0;
+}
+
+static errcode_t put_block(struct sparse *s, uint64_t blk, const char *data)
+{
+	unsigned e = (unsigned)(blk % WB_N);
+	if (!s->wb && !(s->wb = malloc((size_t)WB_N * s->blksz)))
+		return ENOMEM;
+	if (s->wb_dirty[e] && s->wb_blk[e] != blk) {
+		errcode_t rc = wb_flush_one(s, e);
+		if (rc)
+			return rc;
+	}
+	memcpy(s->wb + (size_t)e * s->blksz, data, s->blksz);
+	s->wb_blk[e] = blk;
+	s->wb_dirty[e] = true;
+	s->dirty = true;
+	return 0;
+}
+
 /* One sparse block, as the image has it now. */
 static errcode_t get_block(struct sparse *s, uint64_t blk, char *dst)
 {
+	if (in_wb(s, blk)) {
+		memcpy(dst, s->wb + (size_t)(blk % WB_N) * s->blksz, s->blksz);
+		return 0;
+	}
 	long slot = ov_find(s, blk);
 	if (slot >= 0)
 		return pread_all(s->ofd, dst, s->blksz, (uint64_t)slot * s->blksz) ? 0 : EXT2_ET_SHORT_READ;
@@ -367,24 +425,30 @@ static errcode_t rw_bytes(struct sparse *s, uint64_t off, size_t len, void *rbuf
 		if (blk >= s->total)
 			return EXT2_ET_SHORT_READ;
 		if (rbuf) {
+			struct chunk *c;
+			if (!boff && len >= s->blksz && (c = find_chunk(s, blk)) && c->type == CT_RAW &&
+			    !changed(s, blk)) {
+				/* whole unchanged blocks of one RAW chunk: one read */
+				uint64_t k = 1, most = len / s->blksz;
+				while (k < most && blk + k < c->start + c->nblk && !changed(s, blk + k))
+					k++;
+				if (!pread_all(s->fd, rbuf, k * s->blksz, c->off + (blk - c->start) * s->blksz))
+					return EXT2_ET_SHORT_READ;
+				rbuf = (char *)rbuf + k * s->blksz;
+				off += k * s->blksz;
+				len -= k * s->blksz;
+				continue;
+			}
 			if ((rc = get_block(s, blk, s->blk)))
 				return rc;
 			memcpy(rbuf, s->blk + boff, n);
 			rbuf = (char *)rbuf + n;
 		} else {
-			long slot = ov_find(s, blk);
 			if (n < s->blksz && (rc = get_block(s, blk, s->blk)))
 				return rc;
 			memcpy(s->blk + boff, wbuf, n);
-			if (slot < 0) {
-				uint32_t sl;
-				if ((rc = ov_add(s, blk, &sl)))
-					return rc;
-				slot = sl;
-			}
-			if (!pwrite_all(s->ofd, s->blk, s->blksz, (uint64_t)slot * s->blksz))
-				return EXT2_ET_SHORT_WRITE;
-			s->dirty = true;
+			if ((rc = put_block(s, blk, s->blk)))
+				return rc;
 			wbuf = (const char *)wbuf + n;
 		}
 		off += n;
@@ -402,6 +466,7 @@ struct writer {
 	uLong crc;
 	bool crc_on;
 	struct sparse *s;
+	char *big; /* COPY_BUF bytes */
 };
 
 static errcode_t put_header(struct writer *w, uint16_t type, uint64_t nblk, uint32_t total)
@@ -419,20 +484,58 @@ static errcode_t put_header(struct writer *w, uint16_t type, uint64_t nblk, uint
 	return 0;
 }
 
-/* RAW chunk of blocks [b, b+n) taken from the current image. */
+#define COPY_BUF (1u << 20)
+
+/* RAW chunk of blocks [b, b+n) taken from the current image: unchanged runs copied from the
+ * input in large pieces (inside the kernel when no CRC is needed), changed blocks from the
+ * overlay. */
 static errcode_t put_raw(struct writer *w, uint64_t b, uint64_t n, char *buf)
 {
-	errcode_t rc = put_header(w, CT_RAW, n, w->s->hdr.chunk_hdr_sz + (uint32_t)(n * w->s->blksz));
+	struct sparse *s = w->s;
+	errcode_t rc = put_header(w, CT_RAW, n, s->hdr.chunk_hdr_sz + (uint32_t)(n * s->blksz));
 	if (rc)
 		return rc;
-	for (uint64_t i = 0; i < n; i++) {
-		if ((rc = get_block(w->s, b + i, buf)))
-			return rc;
-		if (w->crc_on)
-			w->crc = crc32(w->crc, (const Bytef *)buf, w->s->blksz);
-		if (!pwrite_all(w->fd, buf, w->s->blksz, w->pos))
-			return errno ? errno : EIO;
-		w->pos += w->s->blksz;
+	for (uint64_t i = 0; i < n;) {
+		uint64_t blk = b + i;
+		struct chunk *c = find_chunk(s, blk);
+		if (changed(s, blk) || !c || c->type != CT_RAW) {
+			if ((rc = get_block(s, blk, buf)))
+				return rc;
+			if (w->crc_on)
+				w->crc = crc32(w->crc, (const Bytef *)buf, s->blksz);
+			if (!pwrite_all(w->fd, buf, s->blksz, w->pos))
+				return errno ? errno : EIO;
+			w->pos += s->blksz;
+			i++;
+			continue;
+		}
+		/* a run of unchanged blocks of the same RAW chunk */
+		uint64_t run = 1;
+		while (i + run < n && b + i + run < c->start + c->nblk && !changed(s, b + i + run))
+			run++;
+		uint64_t src = c->off + (blk - c->start) * s->blksz, len = run * s->blksz;
+		while (len) {
+			size_t k = len < COPY_BUF ? (size_t)len : COPY_BUF;
+			if (!w->crc_on && w->big) {
+				loff_t in = (loff_t)src, o = (loff_t)w->pos;
+				ssize_t r = copy_file_range(s->fd, &in, w->fd, &o, k, 0);
+				if (r > 0) {
+					k = (size_t)r;
+					goto copied;
+				}
+			}
+			if (!pread_all(s->fd, w->big, k, src))
+				return EXT2_ET_SHORT_READ;
+			if (w->crc_on)
+				w->crc = crc32(w->crc, (const Bytef *)w->big, (uInt)k);
+			if (!pwrite_all(w->fd, w->big, k, w->pos))
+				return errno ? errno : EIO;
+copied:
+			src += k;
+			w->pos += k;
+			len -= k;
+		}
+		i += run;
 	}
 	return 0;
 }
@@ -462,7 +565,8 @@ static errcode_t write_result(struct sparse *s)
 	struct writer w = { .fd = -1, .crc_on = s->had_crc, .s = s, .crc = crc32(0, NULL, 0) };
 	errcode_t rc = ENOMEM;
 
-	if (!dirc || !buf || asprintf(&tmp, "%s/.fclabel-sparse-XXXXXX", dirname(dirc)) < 0)
+	w.big = malloc(COPY_BUF);
+	if (!dirc || !buf || !w.big || asprintf(&tmp, "%s/.fclabel-sparse-XXXXXX", dirname(dirc)) < 0)
 		goto out;
 	w.fd = mkstemp(tmp);
 	if (w.fd < 0) {
@@ -478,11 +582,11 @@ static errcode_t write_result(struct sparse *s)
 		uint64_t b = c->start, end = c->start + c->nblk;
 		while (b < end) {
 			/* a run of blocks that are all changed, or all not */
-			bool changed = ov_find(s, b) >= 0;
+			bool ch = changed(s, b);
 			uint64_t e = b + 1;
-			while (e < end && (ov_find(s, e) >= 0) == changed)
+			while (e < end && changed(s, e) == ch)
 				e++;
-			if (c->type == CT_RAW || changed) {
+			if (c->type == CT_RAW || ch) {
 				/* RAW stays one chunk across changed and unchanged blocks */
 				if (c->type == CT_RAW)
 					e = end;
@@ -545,6 +649,7 @@ out:
 	}
 	free(dirc);
 	free(buf);
+	free(w.big);
 	return rc;
 }
 
@@ -567,6 +672,7 @@ static void sparse_free(struct sparse *s)
 	free(s->key);
 	free(s->slot);
 	free(s->blk);
+	free(s->wb);
 	free(s->out);
 	free(s);
 }
