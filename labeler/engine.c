@@ -35,6 +35,7 @@ struct run {
 	unsigned long total;
 	bool tty, progress_shown, json_first;
 	bool collect_only; /* --strict's first pass: find conflicts, write nothing */
+	bool need_full;    /* relabel met a hard link whose label changes: walk everything */
 };
 
 static void json_str(FILE *f, const char *s)
@@ -253,6 +254,12 @@ static int visit(const struct walk_entry *e, void *arg)
 		st->unchanged++;
 		return descend;
 	}
+	if (o->diff && !LINUX_S_ISDIR(mode) && e->inode->i_links_count > 1) {
+		/* Another name of this inode may sit in a subtree this walk skips, and come first
+		 * in walk order: then it decides. Only a full walk can tell. */
+		r->need_full = true;
+		return descend;
+	}
 	const char *has = cur ? cur : "(none)";
 	if (o->mode == LM_CHECK) {
 		st->changed++;
@@ -336,6 +343,22 @@ int label_tree(struct image *img, const fc_set *set, const struct label_opts *o,
 	}
 	rc = walk_image(img->fs, o->mountpoint, visit, &r, &ws, warn);
 	clear_progress(&r);
+	if (!rc && r.need_full) {
+		struct label_opts full = *o;
+		struct label_stats first = *st;
+		full.diff = NULL;
+		fprintf(stderr, "fclabel %s: a hard-linked file's label changes and its other names may "
+			"be in skipped directories: walking every directory\n", o->cmd);
+		free_links(&r);
+		memset(st, 0, sizeof(*st));
+		r.o = &full;
+		r.need_full = false;
+		rc = walk_image(img->fs, o->mountpoint, visit, &r, &ws, warn);
+		clear_progress(&r);
+		st->changed += first.changed;
+		st->unchanged -= st->unchanged >= first.changed ? first.changed : 0;
+		st->dirs_skipped = 0;
+	}
 	xattr_stats(r.x, &st->ea_allocated, &st->ea_shared);
 	xattr_free(r.x);
 	free_links(&r);
