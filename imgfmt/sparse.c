@@ -94,11 +94,12 @@ static errcode_t fail(errcode_t rc, const char *fmt, ...)
 	return rc;
 }
 
-static bool pread_all(int fd, void *buf, size_t n, uint64_t off)
+/* Whole reads and writes: short transfers continue, EINTR is retried. */
+static bool io_all(int fd, void *buf, size_t n, uint64_t off, bool write)
 {
 	char *p = buf;
 	while (n) {
-		ssize_t r = pread(fd, p, n, (off_t)off);
+		ssize_t r = write ? pwrite(fd, p, n, (off_t)off) : pread(fd, p, n, (off_t)off);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -110,20 +111,14 @@ static bool pread_all(int fd, void *buf, size_t n, uint64_t off)
 	return true;
 }
 
+static bool pread_all(int fd, void *buf, size_t n, uint64_t off)
+{
+	return io_all(fd, buf, n, off, false);
+}
+
 static bool pwrite_all(int fd, const void *buf, size_t n, uint64_t off)
 {
-	const char *p = buf;
-	while (n) {
-		ssize_t r = pwrite(fd, p, n, (off_t)off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return false;
-		p += r;
-		n -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return true;
+	return io_all(fd, (void *)buf, n, off, true);
 }
 
 /* CRC-32 of n copies of one block, in O(log n) combines. */

@@ -38,17 +38,34 @@ struct run {
 	bool need_full;    /* relabel met a hard link whose label changes: walk everything */
 };
 
+/* Length of the valid UTF-8 sequence at s, 0 if none. */
+static int utf8_len(const unsigned char *s)
+{
+	int n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : 0;
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* A JSON string; file names are bytes: valid UTF-8 passes, any other byte 0xXX becomes the
+ * lone surrogate \udcXX (Python's "surrogateescape" reads it back as that byte). */
 static void json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		int n;
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p++);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\u%04x", *p++);
+		else if (*p < 0x80)
+			fputc(*p++, f);
+		else if ((n = utf8_len(p)) > 0) {
+			fwrite(p, 1, (size_t)n, f);
+			p += n;
+		} else
+			fprintf(f, "\\udc%02x", *p++);
 	}
 	fputc('"', f);
 }
@@ -169,7 +186,7 @@ static int visit(const struct walk_entry *e, void *arg)
 	const struct label_opts *o = r->o;
 	struct label_stats *st = r->st;
 	struct fc_result res;
-	char w1[600], w2[600];
+	char w1[8192], w2[1024];
 	mode_t mode = e->inode->i_mode;
 
 	if (o->nexcludes && excluded(o, e->path, e->pathlen))
@@ -208,8 +225,9 @@ static int visit(const struct walk_entry *e, void *arg)
 		if (!l)
 			return -1;
 		if (l->ino) {
-			if (l->spec != res.spec &&
-			    (!l->spec || !res.spec || strcmp(l->spec->context, res.spec->context))) {
+			const char *first = l->spec && strcmp(l->spec->context, "<<none>>") ? l->spec->context : NULL;
+			const char *now_ = res.status == FC_LABEL ? res.context : NULL;
+			if ((first || now_) && (!first || !now_ || strcmp(first, now_))) {
 				st->conflicts++;
 				clear_progress(r);
 				fprintf(stderr, "fclabel %s: hard link conflict: inode %u is %s (%s, %s) "

@@ -1,6 +1,7 @@
 /* fclabel: entry point and the table of subcommands. */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
+#include <et/com_err.h>
 #include <ext2fs/ext2fs.h>
 #include <pcre2.h>
 #include <stdlib.h>
@@ -41,6 +42,7 @@ static void version(void)
 
 int main(int argc, char **argv)
 {
+	initialize_ext2_error_table();
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

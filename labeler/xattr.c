@@ -330,6 +330,10 @@ static errcode_t set_shared(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_ino
 			    const char *v, size_t len)
 {
 	blk64_t old = ext2fs_file_acl_block(x->fs, (struct ext2_inode *)inode), blk;
+	/* header, one entry, the end marker and the value must fit in one block */
+	if (sizeof(struct ext2_ext_attr_header) + EXT2_EXT_ATTR_LEN(NAME_LEN) + 4 +
+	    EXT2_EXT_ATTR_SIZE(len) > x->fs->blocksize)
+		return EXT2_ET_EA_NO_SPACE;
 	errcode_t rc = get_shared_block(x, ino, inode, v, len, &blk);
 
 	if (rc)

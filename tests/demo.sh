@@ -7,13 +7,7 @@ fc=$top/fixtures/demo/file_contexts
 work=$(mktemp -d "${TMPDIR:-/tmp}/fclabel-demo.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/tree"
-grep -v '^#' "$top/fixtures/demo/tree" | while read -r type path target; do
-	case $type in
-	d) mkdir -p "$work/tree$path" ;;
-	f) echo "demo $path" >"$work/tree$path" ;;
-	l) ln -s "$target" "$work/tree$path" ;;
-	esac
-done
+sh "$top/tests/mktree.sh" "$top/fixtures/demo/tree" "$work/tree"
 img=$work/system.img
 mke2fs -q -t ext4 -I 128 -d "$work/tree" "$img" 8M >/dev/null 2>&1
 show() {

@@ -9,13 +9,7 @@ done
 SP="python3 $TOP/tests/sparse.py"
 FC=$TOP/fixtures/demo/file_contexts
 mkdir tree
-grep -v '^#' "$TOP/fixtures/demo/tree" | while read -r type path target; do
-	case $type in
-	d) mkdir -p "tree$path" ;;
-	f) echo "file $path" >"tree$path" ;;
-	l) ln -s "$target" "tree$path" ;;
-	esac
-done
+sh "$TOP/tests/mktree.sh" "$TOP/fixtures/demo/tree" tree
 # enough files that a run takes a while (for the interruption trials)
 mkdir -p tree/data
 i=0
