@@ -8,12 +8,21 @@
  *
  * We keep an index of the chunks, never the image. Written blocks go to an unlinked temporary
  * file beside the output, with an index in memory: memory and disk grow with the blocks that
- * change, not with the image. On a clean close the new image is written to a temporary file
- * beside the output, synced, and renamed over it.
+ * change, not with the image.
+ *
+ * The result is built in a temporary file beside the output, synced, and renamed over it, so an
+ * interrupted run leaves the original whole. To keep that close to the cost of writing in place,
+ * the first write starts a thread that copies the input into the temporary file and syncs it
+ * while the labeler works; at close, the changed blocks that sit in RAW chunks are patched into
+ * the copy at their own offsets, and only from the first change that alters the chunk layout (a
+ * write into a FILL or DONT_CARE run) is the rest rewritten. Images with CRC32 chunks are
+ * rewritten whole, since their checksum covers everything. The temporary file is unnamed
+ * (O_TMPFILE) where the filesystem allows it, so a killed run leaves nothing behind.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -46,6 +55,8 @@ struct chunk_header {
 struct chunk {
 	uint64_t start, nblk; /* in sparse blocks */
 	uint64_t off;         /* RAW: file offset of the data */
+	uint64_t hoff;        /* file offset of the chunk header */
+	uint32_t idx;         /* how many chunk headers come before it in the input */
 	uint32_t fill;
 	uint16_t type;
 };
@@ -69,6 +80,13 @@ struct sparse {
 	bool wb_dirty[64];
 	char *wb;      /* 64 blocks */
 	char *out;     /* output path */
+	/* the result being built: a copy of the input, made by a thread from the first write on */
+	int tfd;
+	char *tname;   /* its name when O_TMPFILE was not available */
+	uint64_t fsize, end; /* input size; where its last chunk ends */
+	pthread_t copier;
+	bool copy_tried, copying, copied;
+	errcode_t copy_rc;
 };
 
 static char last_error[512];
@@ -160,6 +178,7 @@ static errcode_t parse(struct sparse *s, const char *name)
 	if (fstat(s->fd, &st) < 0)
 		return errno;
 	fsize = (uint64_t)st.st_size;
+	s->fsize = fsize;
 	if (!pread_all(s->fd, h, sizeof(*h), 0))
 		return fail(EXT2_ET_SHORT_READ, "%s: truncated sparse header", name);
 	if (h->magic != SPARSE_MAGIC)
@@ -226,6 +245,8 @@ static errcode_t parse(struct sparse *s, const char *name)
 			c->nblk = ch.chunk_sz;
 			c->type = ch.type;
 			c->off = data;
+			c->hoff = pos;
+			c->idx = i;
 			c->fill = 0;
 			if (ch.type == CT_FILL && !pread_all(s->fd, &c->fill, 4, data))
 				return fail(EXT2_ET_SHORT_READ, "%s: chunk %u: cannot read", name, i);
@@ -233,6 +254,7 @@ static errcode_t parse(struct sparse *s, const char *name)
 		blk += ch.chunk_sz;
 		pos += want;
 	}
+	s->end = pos;
 	if (blk != s->total)
 		return fail(EINVAL, "%s: the chunks cover %llu blocks, the header declares %llu", name,
 			    (unsigned long long)blk, (unsigned long long)s->total);
@@ -372,8 +394,105 @@ static bool changed(struct sparse *s, uint64_t blk)
 	return in_wb(s, blk) || ov_find(s, blk) >= 0;
 }
 
+#define COPY_BUF (1u << 20)
+
+/* Copies bytes [0, n) of fd in to fd out, inside the kernel where it can. */
+static errcode_t copy_fd(int in, int out, uint64_t n)
+{
+	char *buf = NULL;
+	errcode_t rc = 0;
+	for (uint64_t pos = 0; pos < n;) {
+		size_t k = n - pos < COPY_BUF ? (size_t)(n - pos) : COPY_BUF;
+		ssize_t r = -1;
+		if (!buf) {
+			loff_t i = (loff_t)pos, o = (loff_t)pos;
+			r = copy_file_range(in, &i, out, &o, k, 0);
+		}
+		if (r <= 0) {
+			if (!buf && !(buf = malloc(COPY_BUF))) {
+				rc = ENOMEM;
+				break;
+			}
+			if (!pread_all(in, buf, k, pos)) {
+				rc = EXT2_ET_SHORT_READ;
+				break;
+			}
+			if (!pwrite_all(out, buf, k, pos)) {
+				rc = errno ? errno : EIO;
+				break;
+			}
+			r = (ssize_t)k;
+		}
+		pos += (uint64_t)r;
+	}
+	free(buf);
+	return rc;
+}
+
+/* The file the result is built in, beside the output: unnamed where the filesystem allows. */
+static errcode_t make_result_file(struct sparse *s)
+{
+	char *d = strdup(s->out);
+	errcode_t rc = 0;
+	if (!d)
+		return ENOMEM;
+	const char *dir = dirname(d);
+	s->tfd = -1;
+#ifdef O_TMPFILE
+	s->tfd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+#endif
+	if (s->tfd < 0) {
+		if (asprintf(&s->tname, "%s/.fclabel-sparse-XXXXXX", dir) < 0) {
+			s->tname = NULL;
+			rc = ENOMEM;
+		} else if ((s->tfd = mkstemp(s->tname)) < 0) {
+			rc = fail(errno, "%s: cannot create a temporary file beside it: %s", s->out,
+				  strerror(errno));
+			free(s->tname);
+			s->tname = NULL;
+		}
+	}
+	free(d);
+	return rc;
+}
+
+static void *copy_input(void *arg)
+{
+	struct sparse *s = arg;
+	errcode_t rc = copy_fd(s->fd, s->tfd, s->fsize);
+	if (!rc && fdatasync(s->tfd) < 0)
+		rc = errno;
+	s->copy_rc = rc;
+	return NULL;
+}
+
+/* On the first write: start copying the input into the result file, in the background. */
+static void start_copy(struct sparse *s)
+{
+	s->copy_tried = true;
+	if (s->had_crc || s->discard)
+		return;
+	if (make_result_file(s)) {
+		last_error[0] = 0; /* tried again, and reported, at close */
+		return;
+	}
+	if (pthread_create(&s->copier, NULL, copy_input, s) == 0)
+		s->copying = true;
+}
+
+static void join_copy(struct sparse *s)
+{
+	if (s->copying) {
+		pthread_join(s->copier, NULL);
+		s->copying = false;
+		s->copied = !s->copy_rc;
+	}
+}
+
 static errcode_t put_block(struct sparse *s, uint64_t blk, const char *data)
 {
+	if (!s->copy_tried && s->rw)
+		start_copy(s);
 	unsigned e = (unsigned)(blk % WB_N);
 	if (!s->wb && !(s->wb = malloc((size_t)WB_N * s->blksz)))
 		return ENOMEM;
@@ -479,8 +598,6 @@ static errcode_t put_header(struct writer *w, uint16_t type, uint64_t nblk, uint
 	return 0;
 }
 
-#define COPY_BUF (1u << 20)
-
 /* RAW chunk of blocks [b, b+n) taken from the current image: unchanged runs copied from the
  * input in large pieces (inside the kernel when no CRC is needed), changed blocks from the
  * overlay. */
@@ -554,27 +671,100 @@ static errcode_t put_same(struct writer *w, const struct chunk *c, uint64_t n, c
 	return 0;
 }
 
+/* Gives the finished result file its place: renamed over the output. */
+static errcode_t publish(struct sparse *s, const char *dir)
+{
+	if (s->tname) {
+		if (rename(s->tname, s->out) < 0)
+			return fail(errno, "%s: cannot rename the new image over it: %s", s->out,
+				    strerror(errno));
+		free(s->tname);
+		s->tname = NULL;
+		return 0;
+	}
+	/* an unnamed file: link it under a temporary name, then rename that over the output */
+	char *tmp = NULL, proc[64];
+	errcode_t rc = 0;
+	for (unsigned i = 0;; i++) {
+		free(tmp);
+		if (asprintf(&tmp, "%s/.fclabel-sparse-%ld-%u", dir, (long)getpid(), i) < 0)
+			return ENOMEM;
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", s->tfd);
+		if (linkat(s->tfd, "", AT_FDCWD, tmp, AT_EMPTY_PATH) == 0 ||
+		    linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0)
+			break;
+		if (errno == EEXIST && i < 100)
+			continue;
+		/* no way to name it: copy it into a named temporary file */
+		free(tmp);
+		tmp = NULL;
+		int fd = s->tfd;
+		struct stat st;
+		if (fstat(fd, &st) < 0)
+			return errno;
+		s->tfd = -1;
+		if ((rc = make_result_file(s)) || !s->tname) {
+			close(fd);
+			return rc ? rc : EIO;
+		}
+		fchmod(s->tfd, st.st_mode & 07777);
+		rc = copy_fd(fd, s->tfd, (uint64_t)st.st_size);
+		close(fd);
+		if (!rc && fsync(s->tfd) < 0)
+			rc = errno;
+		return rc ? rc : publish(s, dir);
+	}
+	if (rename(tmp, s->out) < 0) {
+		rc = fail(errno, "%s: cannot rename the new image over it: %s", s->out, strerror(errno));
+		unlink(tmp);
+	}
+	free(tmp);
+	return rc;
+}
+
 static errcode_t write_result(struct sparse *s)
 {
-	char *dirc = strdup(s->out), *tmp = NULL, *buf = malloc(s->blksz);
+	char *dirc = strdup(s->out), *buf = malloc(s->blksz);
 	struct writer w = { .fd = -1, .crc_on = s->had_crc, .s = s, .crc = crc32(0, NULL, 0) };
 	errcode_t rc = ENOMEM;
 
 	w.big = malloc(COPY_BUF);
-	if (!dirc || !buf || !w.big || asprintf(&tmp, "%s/.fclabel-sparse-XXXXXX", dirname(dirc)) < 0)
+	if (!dirc || !buf || !w.big)
 		goto out;
-	w.fd = mkstemp(tmp);
-	if (w.fd < 0) {
-		rc = fail(errno, "%s: cannot create a temporary file beside it: %s", s->out,
-			  strerror(errno));
-		free(tmp);
-		tmp = NULL;
+	const char *dir = dirname(dirc);
+	join_copy(s);
+	if (s->tfd < 0 && (rc = make_result_file(s)))
 		goto out;
-	}
+	w.fd = s->tfd;
+	/* while same, the result file holds the input byte for byte up to the current chunk and
+	 * keeps its layout: changed blocks of RAW chunks are patched in at their own offsets */
+	bool same = s->copied && !s->had_crc;
 	w.pos = s->hdr.file_hdr_sz;
 	for (size_t i = 0; i < s->nc; i++) {
 		const struct chunk *c = &s->c[i];
 		uint64_t b = c->start, end = c->start + c->nblk;
+		if (same) {
+			bool any = false;
+			for (uint64_t k = b; k < end; k++) {
+				if (!changed(s, k))
+					continue;
+				any = true;
+				if (c->type != CT_RAW)
+					break;
+				if ((rc = get_block(s, k, buf)))
+					goto out;
+				if (!pwrite_all(w.fd, buf, s->blksz, c->off + (k - c->start) * s->blksz)) {
+					rc = errno ? errno : EIO;
+					goto out;
+				}
+			}
+			if (c->type == CT_RAW || !any)
+				continue;
+			/* a write into a FILL or DONT_CARE run: from here on the layout changes */
+			same = false;
+			w.pos = c->hoff;
+			w.nchunks = c->idx;
+		}
 		while (b < end) {
 			/* a run of blocks that are all changed, or all not */
 			bool ch = changed(s, b);
@@ -594,6 +784,10 @@ static errcode_t write_result(struct sparse *s)
 			b = e;
 		}
 	}
+	if (same) {
+		w.pos = s->end;
+		w.nchunks = s->hdr.total_chunks;
+	}
 	if (s->had_crc) {
 		uint32_t v = (uint32_t)w.crc;
 		if ((rc = put_header(&w, CT_CRC32, 0, s->hdr.chunk_hdr_sz + 4)))
@@ -608,7 +802,7 @@ static errcode_t write_result(struct sparse *s)
 	h.total_chunks = w.nchunks;
 	h.image_checksum = 0;
 	char pad[4096] = { 0 };
-	if (!pwrite_all(w.fd, &h, sizeof(h), 0) ||
+	if (ftruncate(w.fd, (off_t)w.pos) < 0 || !pwrite_all(w.fd, &h, sizeof(h), 0) ||
 	    (h.file_hdr_sz > sizeof(h) && !pwrite_all(w.fd, pad, h.file_hdr_sz - sizeof(h), sizeof(h))) ||
 	    fsync(w.fd) < 0) {
 		rc = errno ? errno : EIO;
@@ -617,31 +811,15 @@ static errcode_t write_result(struct sparse *s)
 	struct stat st;
 	if (stat(s->out, &st) == 0)
 		fchmod(w.fd, st.st_mode & 07777);
-	if (close(w.fd) < 0) {
-		w.fd = -1;
-		rc = errno;
+	if ((rc = publish(s, dir)))
 		goto out;
-	}
-	w.fd = -1;
-	if (rename(tmp, s->out) < 0) {
-		rc = fail(errno, "%s: cannot rename the new image over it: %s", s->out, strerror(errno));
-		goto out;
-	}
-	free(tmp);
-	tmp = NULL;
-	int dfd = open(dirname(strcpy(dirc, s->out)), O_RDONLY | O_DIRECTORY);
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
 	if (dfd >= 0) {
 		fsync(dfd);
 		close(dfd);
 	}
 	rc = 0;
 out:
-	if (w.fd >= 0)
-		close(w.fd);
-	if (tmp) {
-		unlink(tmp);
-		free(tmp);
-	}
 	free(dirc);
 	free(buf);
 	free(w.big);
@@ -663,6 +841,12 @@ static void sparse_free(struct sparse *s)
 		close(s->fd);
 	if (s->ofd >= 0)
 		close(s->ofd);
+	join_copy(s);
+	if (s->tfd >= 0)
+		close(s->tfd);
+	if (s->tname)
+		unlink(s->tname);
+	free(s->tname);
 	free(s->c);
 	free(s->key);
 	free(s->slot);
@@ -682,6 +866,7 @@ static errcode_t sp_open(const char *name, int flags, io_channel *channel)
 	if (!s || !ch)
 		goto fail;
 	s->ofd = -1;
+	s->tfd = -1;
 	s->rw = flags & IO_FLAG_RW;
 	/* the input is only read: the result replaces it by rename */
 	s->fd = open(name, O_RDONLY | O_CLOEXEC);
