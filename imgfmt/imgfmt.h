@@ -6,6 +6,7 @@
 #define IMGFMT_H
 
 #include <ext2fs/ext2fs.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 enum img_format {
@@ -28,6 +29,8 @@ const char *imgfmt_name(enum img_format fmt);
 extern io_manager sparse_io_manager;
 /* Where the result goes (NULL: over the input). Set before ext2fs_open2, like undo_io's. */
 void sparse_io_set_output(const char *path);
+/* Whether the result is synced to disk before it replaces the original (default: yes). */
+void sparse_io_set_sync(bool sync);
 /* After a failed run: close without writing anything. */
 void sparse_io_discard(io_channel channel);
 /* Why the last open failed, when it was the sparse format's fault (chunk and offset). */

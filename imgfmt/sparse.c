@@ -86,11 +86,18 @@ struct sparse {
 	uint64_t fsize, end; /* input size; where its last chunk ends */
 	pthread_t copier;
 	bool copy_tried, copying, copied;
+	bool out_differs; /* -o: the input stays */
 	errcode_t copy_rc;
 };
 
 static char last_error[512];
 static char *output_path;
+static bool sync_result = true;
+
+void sparse_io_set_sync(bool sync)
+{
+	sync_result = sync;
+}
 
 const char *sparse_io_error(void)
 {
@@ -460,7 +467,7 @@ static void *copy_input(void *arg)
 {
 	struct sparse *s = arg;
 	errcode_t rc = copy_fd(s->fd, s->tfd, s->fsize);
-	if (!rc && fdatasync(s->tfd) < 0)
+	if (!rc && sync_result && fdatasync(s->tfd) < 0)
 		rc = errno;
 	s->copy_rc = rc;
 	return NULL;
@@ -710,7 +717,7 @@ static errcode_t publish(struct sparse *s, const char *dir)
 		fchmod(s->tfd, st.st_mode & 07777);
 		rc = copy_fd(fd, s->tfd, (uint64_t)st.st_size);
 		close(fd);
-		if (!rc && fsync(s->tfd) < 0)
+		if (!rc && sync_result && fsync(s->tfd) < 0)
 			rc = errno;
 		return rc ? rc : publish(s, dir);
 	}
@@ -722,11 +729,38 @@ static errcode_t publish(struct sparse *s, const char *dir)
 	return rc;
 }
 
+/* Whether every changed block sits in a RAW chunk, so that the result keeps the input's layout. */
+static bool layout_kept(struct sparse *s)
+{
+	for (size_t b = 0; s->key && b <= s->mask; b++) {
+		const struct chunk *c = s->key[b] ? find_chunk(s, s->key[b] - 1) : NULL;
+		if (c && c->type != CT_RAW)
+			return false;
+	}
+	for (unsigned e = 0; s->wb && e < WB_N; e++) {
+		const struct chunk *c = s->wb_dirty[e] ? find_chunk(s, s->wb_blk[e]) : NULL;
+		if (c && c->type != CT_RAW)
+			return false;
+	}
+	return true;
+}
+
+/* The input is no longer read once the result keeps its layout: dropping its cached pages here,
+ * beside the patching and syncing, spares the final close (which frees the replaced file). */
+static void *drop_input(void *arg)
+{
+	struct sparse *s = arg;
+	posix_fadvise(s->fd, 0, 0, POSIX_FADV_DONTNEED);
+	return NULL;
+}
+
 static errcode_t write_result(struct sparse *s)
 {
 	char *dirc = strdup(s->out), *buf = malloc(s->blksz);
 	struct writer w = { .fd = -1, .crc_on = s->had_crc, .s = s, .crc = crc32(0, NULL, 0) };
 	errcode_t rc = ENOMEM;
+	pthread_t dropper;
+	bool dropping = false;
 
 	w.big = malloc(COPY_BUF);
 	if (!dirc || !buf || !w.big)
@@ -739,6 +773,8 @@ static errcode_t write_result(struct sparse *s)
 	/* while same, the result file holds the input byte for byte up to the current chunk and
 	 * keeps its layout: changed blocks of RAW chunks are patched in at their own offsets */
 	bool same = s->copied && !s->had_crc;
+	dropping = same && !s->out_differs && layout_kept(s) &&
+		   pthread_create(&dropper, NULL, drop_input, s) == 0;
 	w.pos = s->hdr.file_hdr_sz;
 	for (size_t i = 0; i < s->nc; i++) {
 		const struct chunk *c = &s->c[i];
@@ -804,7 +840,7 @@ static errcode_t write_result(struct sparse *s)
 	char pad[4096] = { 0 };
 	if (ftruncate(w.fd, (off_t)w.pos) < 0 || !pwrite_all(w.fd, &h, sizeof(h), 0) ||
 	    (h.file_hdr_sz > sizeof(h) && !pwrite_all(w.fd, pad, h.file_hdr_sz - sizeof(h), sizeof(h))) ||
-	    fsync(w.fd) < 0) {
+	    (sync_result && fsync(w.fd) < 0)) {
 		rc = errno ? errno : EIO;
 		goto out;
 	}
@@ -813,13 +849,15 @@ static errcode_t write_result(struct sparse *s)
 		fchmod(w.fd, st.st_mode & 07777);
 	if ((rc = publish(s, dir)))
 		goto out;
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	int dfd = sync_result ? open(dir, O_RDONLY | O_DIRECTORY) : -1;
 	if (dfd >= 0) {
 		fsync(dfd);
 		close(dfd);
 	}
 	rc = 0;
 out:
+	if (dropping)
+		pthread_join(dropper, NULL);
 	free(dirc);
 	free(buf);
 	free(w.big);
@@ -878,6 +916,7 @@ static errcode_t sp_open(const char *name, int flags, io_channel *channel)
 		goto fail;
 	s->blk = malloc(s->blksz);
 	s->out = strdup(output_path ? output_path : name);
+	s->out_differs = output_path && strcmp(output_path, name);
 	ch->name = strdup(name);
 	if (!s->blk || !s->out || !ch->name) {
 		rc = ENOMEM;

@@ -36,6 +36,7 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 			return -1;
 		}
 		sparse_io_set_output(p ? p->output : NULL);
+		sparse_io_set_sync(!(p && p->no_sync));
 		io = sparse_io_manager;
 	} else if (rw && p && p->undo) {
 		/* like tune2fs -z: a fresh undo file that e2undo replays */
@@ -77,6 +78,7 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 		return -1;
 	}
 	img->rw = rw;
+	img->no_sync = p && p->no_sync;
 	/* Without I/O statistics ext2fs_close leaves s_kbytes_written alone: every format gives the
 	 * same bytes (a sparse image's result equals the raw one's), and the superblock keeps what
 	 * it said but for the blocks the labels need. */
@@ -151,7 +153,20 @@ int img_close(struct image *img, const char *cmd)
 
 	if (!img->fs)
 		return 0;
-	rc = ext2fs_close_free(&img->fs);
+	/* What was written reaches the disk before we say it is done: the inodes first, then
+	 * (when blocks were allocated) ext2fs_close writes and syncs the bitmaps and superblock.
+	 * A sparse image syncs its new file before the rename instead. */
+	rc = 0;
+	if (img->rw && !img->no_sync)
+		rc = io_channel_flush(img->fs->io);
+	if (!rc) {
+		rc = ext2fs_close2(img->fs, img->no_sync ? EXT2_FLAG_FLUSH_NO_SYNC : 0);
+		if (!rc)
+			img->fs = NULL;
+	}
+	if (rc && img->fs)
+		ext2fs_free(img->fs);
+	img->fs = NULL;
 	if (rc) {
 		fprintf(stderr, "fclabel %s: %s: closing (flushing) failed: %s\n", cmd, img->name,
 			error_message(rc));

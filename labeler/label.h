@@ -16,13 +16,14 @@
 struct image {
 	ext2_filsys fs;
 	const char *name;
-	bool rw;
+	bool rw, no_sync;
 	enum img_format fmt;
 };
 enum { IMG_RW = 1, IMG_FORCE = 2 };
 struct img_params {
 	const char *undo;   /* -z: an undo file e2undo can replay (raw images, block devices) */
 	const char *output; /* -o: where a sparse image's result goes (default: over it) */
+	bool no_sync;       /* --no-sync: do not wait for the written data to reach the disk */
 };
 /* Opens an ext4/3/2 image (raw, Android sparse, or a block device); on failure prints why
  * (naming the image) and returns non-zero. Refuses what must not be written: mounted, errors,

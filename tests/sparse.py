@@ -4,6 +4,8 @@
   sparse.py write RAW OUT [--crc] [--no-dont-care] [--block 4096]
       zero blocks -> DONT_CARE, one repeated 4-byte word -> FILL, the rest RAW; with --crc a
       CRC32 chunk after the first third of the chunks and one at the end.
+  sparse.py holes RAW OUT     RAW chunks for the file's data, DONT_CARE for its holes (SEEK_DATA):
+                              fast for a huge, mostly empty raw file
   sparse.py chunks IMG        prints "TYPE COUNT" per chunk type, and the header's totals
   sparse.py damage IMG KIND   KIND: truncate | overrun | crc | type | blocksize
 """
@@ -46,6 +48,30 @@ def write(raw, out, crc, dont_care, bs):
     if crc:
         chunks.append(struct.pack("<HHII", CRC, 0, 0, 16) + struct.pack("<I", c))
     hdr = struct.pack("<IHHHHIIII", 0xED26FF3A, 1, 0, 28, 12, bs, n, len(chunks), 0)
+    with open(out, "wb") as f:
+        f.write(hdr + b"".join(chunks))
+
+
+def holes(raw, out, bs=4096):
+    import os
+    fd = os.open(raw, os.O_RDONLY)
+    size = os.fstat(fd).st_size
+    assert size % bs == 0
+    chunks, pos = [], 0
+    while pos < size:
+        try:
+            data = os.lseek(fd, pos, os.SEEK_DATA) // bs * bs
+        except OSError:
+            data = size
+        if data > pos:
+            chunks.append(struct.pack("<HHII", DONT_CARE, 0, (data - pos) // bs, 12))
+        if data >= size:
+            break
+        hole = min(size, -(-os.lseek(fd, data, os.SEEK_HOLE) // bs) * bs)
+        body = os.pread(fd, hole - data, data)
+        chunks.append(struct.pack("<HHII", RAW, 0, (hole - data) // bs, 12 + len(body)) + body)
+        pos = hole
+    hdr = struct.pack("<IHHHHIIII", 0xED26FF3A, 1, 0, 28, 12, bs, size // bs, len(chunks), 0)
     with open(out, "wb") as f:
         f.write(hdr + b"".join(chunks))
 
@@ -97,6 +123,8 @@ if __name__ == "__main__":
     if a[0] == "write":
         bs = int(a[a.index("--block") + 1]) if "--block" in a else 4096
         write(a[1], a[2], "--crc" in a, "--no-dont-care" not in a, bs)
+    elif a[0] == "holes":
+        holes(a[1], a[2])
     elif a[0] == "chunks":
         chunks(a[1])
     elif a[0] == "damage":
