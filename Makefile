@@ -21,6 +21,7 @@ PCRE_CFLAGS = $(shell $(PKG_CONFIG) --cflags libpcre2-8 2>/dev/null)
 PCRE_LIBS   = $(shell $(PKG_CONFIG) --libs libpcre2-8 2>/dev/null || echo -lpcre2-8)
 E2_LIBS     = $(shell $(PKG_CONFIG) --libs ext2fs com_err 2>/dev/null || echo -lext2fs -lcom_err)
 SEL_LIBS    = $(shell $(PKG_CONFIG) --libs libselinux 2>/dev/null || echo -lselinux)
+SEPOL_LIBS  = $(shell $(PKG_CONFIG) --libs libsepol 2>/dev/null || echo -lsepol)
 
 FC_SRCS  := $(wildcard fcontexts/*.c)
 FC_OBJS  := $(FC_SRCS:.c=.o)
@@ -43,7 +44,7 @@ imgfmt/libimgfmt.a: $(IF_OBJS)
 	$(AR) rcs $@ $^
 
 fclabel: $(LB_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a
-	$(CC) $(LDFLAGS) -o $@ $(LB_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a $(PCRE_LIBS) $(E2_LIBS) -lz -lpthread
+	$(CC) $(LDFLAGS) -o $@ $(LB_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a $(PCRE_LIBS) $(E2_LIBS) $(SEPOL_LIBS) -lz -lpthread
 
 %.o: %.c $(wildcard fcontexts/*.h labeler/*.h imgfmt/*.h)
 	$(CC) $(CPPFLAGS) -DFCLABEL_VERSION='"$(VERSION)"' $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<

@@ -4,10 +4,11 @@
 #include <string.h>
 
 #include "fclabel.h"
+#include "policy.h"
 
 static const char usage_text[] =
-	"fclabel lookup -S FC[,FC...] [--base-only] [-m MODE] [-v] PATH...\n"
-	"       fclabel lookup -S FC[,FC...] [--base-only] --batch [-0] [-v] < RECORDS\n"
+	"fclabel lookup -S FC[,FC...] [--base-only] [--policy SEPOLICY] [-m MODE] [-v] PATH...\n"
+	"       fclabel lookup -S FC[,FC...] [--base-only] [--policy SEPOLICY] --batch [-0] [-v] < RECORDS\n"
 	"\n"
 	"  -S, --file-contexts FC[,FC...]  file_contexts files, in order (repeatable)\n"
 	"      --base-only        with one file: skip FILE.homedirs and FILE.local\n"
@@ -16,6 +17,8 @@ static const char usage_text[] =
 	"  -v, --verbose          also print FILE:LINE of the deciding spec ('-' for none)\n"
 	"      --batch            read \"MODE PATH\" records from standard input\n"
 	"  -0, --null             with --batch: records end with NUL, not newline\n"
+	"      --policy SEPOLICY  first check every context against this binary SELinux\n"
+	"                         policy (libsepol); answer nothing if one is not valid\n"
 	"  -h, --help             show this help";
 
 struct out {
@@ -90,12 +93,14 @@ int cmd_lookup(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "batch", no_argument, NULL, 'b' },
 		{ "null", no_argument, NULL, '0' },
+		{ "policy", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	struct policy_opts po = { 0 };
 	struct out o = { 0 };
 	bool use_batch = false;
+	const char *sepolicy = NULL;
 	int delim = '\n', c;
 	fc_set *set;
 	static char obuf[1 << 16];
@@ -107,6 +112,7 @@ int cmd_lookup(int argc, char **argv)
 		case 'v': o.verbose = true; break;
 		case 'b': use_batch = true; break;
 		case '0': delim = 0; break;
+		case 'p': sepolicy = optarg; break;
 		default: die_usage("lookup", usage_text);
 		}
 	}
@@ -123,6 +129,10 @@ int cmd_lookup(int argc, char **argv)
 	fcfiles_free(&po.files);
 	if (!set)
 		return EXIT_USAGE;
+	if (sepolicy && (c = policy_check("lookup", sepolicy, set)) != EXIT_OK) {
+		fc_free(set);
+		return c;
+	}
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
 	if (use_batch)
 		batch(&o, set, delim);

@@ -5,10 +5,12 @@
 
 #include "fclabel.h"
 #include "label.h"
+#include "policy.h"
 
 const char label_usage[] =
 	"fclabel label IMAGE -S FC[,FC...] [-a MOUNTPOINT] [-n] [-e PATH]... [-v] [--json FILE]\n"
-	"                    [--strict] [--force] [--base-only] [-z UNDO_FILE] [-o OUT]\n"
+	"                    [--strict] [--force] [--base-only] [-z UNDO_FILE] [-o OUT] [--no-sync]\n"
+	"                    [--policy SEPOLICY]\n"
 	"\n"
 	"  -S, --file-contexts FC[,FC...]  file_contexts files, in order (repeatable)\n"
 	"  -a, --mount-point DIR  the path the image is mounted at (e.g. /system)\n"
@@ -22,22 +24,30 @@ const char label_usage[] =
 	"      --base-only        with one FC: skip FC.homedirs and FC.local\n"
 	"  -z, --undo FILE        record an undo file that e2undo replays (raw images, devices)\n"
 	"  -o, --output OUT       write a sparse image's result to OUT instead of over it\n"
+	"      --no-sync          do not wait for the result to reach the disk (faster; safe\n"
+	"                         against a killed run, not against a power cut)\n"
+	"      --policy SEPOLICY  first check every context against this binary SELinux\n"
+	"                         policy (libsepol); stop if one is not valid\n"
 	"  -h, --help             show this help";
 
 const char check_usage[] =
 	"fclabel check IMAGE -S FC[,FC...] [-a MOUNTPOINT] [-e PATH]... [--json FILE] [--base-only]\n"
+	"                    [--policy SEPOLICY]\n"
 	"\n"
 	"  -S, --file-contexts FC[,FC...]  file_contexts files, in order (repeatable)\n"
 	"  -a, --mount-point DIR  the path the image is mounted at (e.g. /system)\n"
 	"  -e, --exclude PATH     leave PATH and everything below it out (repeatable)\n"
 	"      --json FILE        write a JSON report to FILE ('-': stdout) instead of the list\n"
 	"      --base-only        with one FC: skip FC.homedirs and FC.local\n"
+	"      --policy SEPOLICY  first check every context against this binary SELinux\n"
+	"                         policy (libsepol); stop if one is not valid\n"
 	"  -h, --help             show this help";
 
 const char relabel_usage[] =
 	"fclabel relabel IMAGE --from OLD_FC[,...]|none --to NEW_FC[,...] [-a MOUNTPOINT] [-e PATH]...\n"
 	"                      [-v] [--plan] [--verify] [--json FILE] [--force] [--base-only]\n"
-	"                      [-z UNDO_FILE] [-o OUT]\n"
+	"                      [-z UNDO_FILE] [-o OUT] [--no-sync]\n"
+	"                      [--policy SEPOLICY]\n"
 	"\n"
 	"  --from OLD_FC[,...]    the file_contexts the image was labeled with ('none': label all)\n"
 	"  --to NEW_FC[,...]      the file_contexts to label it with now\n"
@@ -52,6 +62,10 @@ const char relabel_usage[] =
 	"      --base-only        with one FC: skip FC.homedirs and FC.local\n"
 	"  -z, --undo FILE        record an undo file that e2undo replays (raw images, devices)\n"
 	"  -o, --output OUT       write a sparse image's result to OUT instead of over it\n"
+	"      --no-sync          do not wait for the result to reach the disk (faster; safe\n"
+	"                         against a killed run, not against a power cut)\n"
+	"      --policy SEPOLICY  first check every context against this binary SELinux\n"
+	"                         policy (libsepol); stop if one is not valid\n"
 	"  -h, --help             show this help";
 
 /* "/a//b/" -> "/a/b"; NULL when not absolute. */
@@ -86,12 +100,14 @@ int image_command(int argc, char **argv, int mode)
 		{ "force", no_argument, NULL, 'f' },
 		{ "base-only", no_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "policy", required_argument, NULL, 'p' },
 		{ "from", required_argument, NULL, 'O' },
 		{ "to", required_argument, NULL, 'T' },
 		{ "plan", no_argument, NULL, 'P' },
 		{ "verify", no_argument, NULL, 'V' },
 		{ "undo", required_argument, NULL, 'z' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "no-sync", no_argument, NULL, 'Y' },
 		{ 0 }
 	};
 	const bool check = mode == LM_CHECK, relabel = mode == LM_RELABEL;
@@ -99,7 +115,7 @@ int image_command(int argc, char **argv, int mode)
 	const char *usage = check ? check_usage : relabel ? relabel_usage : label_usage;
 	const char *shortopts = check ? "S:a:e:h" : relabel ? "a:e:vz:o:h" : "S:a:ne:vz:o:h";
 	/* the long options each command takes, beyond the shared ones */
-	const char *own = check ? "" : relabel ? "OTPVfzo" : "sfzo";
+	const char *own = check ? "" : relabel ? "OTPVfzoY" : "sfzoY";
 	struct img_params ip = { 0 };
 	struct fcfiles files = { 0 }, from = { 0 };
 	bool from_none = false, verify = false;
@@ -109,14 +125,14 @@ int image_command(int argc, char **argv, int mode)
 				.mountpoint = "", .progress = true };
 	struct label_stats st;
 	struct image img;
-	const char *json = NULL;
+	const char *json = NULL, *sepolicy = NULL;
 	char *mp = NULL;
 	unsigned flags = 0, imgflags = 0;
 	int c, status = EXIT_USAGE;
 	fc_set *set = NULL;
 
 	while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
-		if (strchr("OTPVsfzo", c) && !strchr(own, c))
+		if (strchr("OTPVsfzoY", c) && !strchr(own, c))
 			die_usage(cmd, usage);
 		switch (c) {
 		case 'O':
@@ -133,6 +149,7 @@ int image_command(int argc, char **argv, int mode)
 		case 'V': verify = true; break;
 		case 'z': ip.undo = optarg; break;
 		case 'o': ip.output = optarg; break;
+		case 'Y': ip.no_sync = true; break;
 		case 'S':
 			if (fcfiles_add(&files, optarg))
 				goto out;
@@ -165,6 +182,7 @@ int image_command(int argc, char **argv, int mode)
 		}
 		case 'v': o.verbose = true; break;
 		case 'j': json = optarg; break;
+		case 'p': sepolicy = optarg; break;
 		case 's': o.strict = true; break;
 		case 'f': imgflags |= IMG_FORCE; break;
 		case 'B': flags |= FC_BASE_ONLY; break;
@@ -185,6 +203,10 @@ int image_command(int argc, char **argv, int mode)
 	set = load_policy(cmd, &files, flags | FC_NO_DUPS);
 	if (!set)
 		goto out;
+	/* --policy: every context checked before the image (or a report) is opened */
+	if (sepolicy && (status = policy_check(cmd, sepolicy, set)) != EXIT_OK)
+		goto out;
+	status = EXIT_USAGE;
 	if (from.n) {
 		int drc;
 		if (!(oldset = load_policy(cmd, &from, flags)))

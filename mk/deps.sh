@@ -2,14 +2,14 @@
 # Checks that what fclabel builds and tests with is installed; as root, installs what is missing
 # (Debian/Ubuntu), otherwise prints the exact apt-get line and fails.
 set -u
-pkgs="libselinux1-dev libext2fs-dev libpcre2-dev zlib1g-dev e2fsprogs pkg-config"
+pkgs="libselinux1-dev libsepol-dev libext2fs-dev libpcre2-dev zlib1g-dev e2fsprogs pkg-config"
 missing=""
 need() { # need PACKAGE CHECK-COMMAND...
 	pkg=$1; shift
 	"$@" >/dev/null 2>&1 || missing="$missing $pkg"
 }
 need pkg-config command -v pkg-config
-for pc in libselinux:libselinux1-dev ext2fs:libext2fs-dev libpcre2-8:libpcre2-dev zlib:zlib1g-dev; do
+for pc in libselinux:libselinux1-dev libsepol:libsepol-dev ext2fs:libext2fs-dev libpcre2-8:libpcre2-dev zlib:zlib1g-dev; do
 	need "${pc#*:}" pkg-config --exists "${pc%%:*}"
 done
 need e2fsprogs command -v mke2fs
@@ -20,6 +20,11 @@ need android-sdk-libsparse-utils command -v img2simg
 need attr command -v setfattr
 need acl command -v setfacl
 need python3 command -v python3
+need time test -x /usr/bin/time
+need valgrind command -v valgrind
+# --policy tests: checkpolicy compiles the fixture policy; refpolicy's binary policy.33
+need checkpolicy command -v checkpolicy
+need selinux-policy-default test -f /etc/selinux/default/policy/policy.33
 missing=$(echo $missing)
 [ -z "$missing" ] && exit 0
 line="apt-get install -y $missing"
