@@ -36,7 +36,110 @@ struct run {
 	bool tty, progress_shown, json_first;
 	bool collect_only; /* --strict's first pass: find conflicts, write nothing */
 	bool need_full;    /* relabel met a hard link whose label changes: walk everything */
+	int refs;          /* attribute block references counted: 0 not yet, 1 done, -1 failed */
+	struct suspect *suspect; /* sorted: attribute blocks whose h_refcount is not their users */
+	size_t nsuspect;
 };
+
+struct suspect {
+	blk64_t blk; /* first: bsearch compares it */
+	unsigned refcount;
+	size_t users;
+};
+
+static int cmp_blk(const void *a, const void *b)
+{
+	blk64_t x = *(const blk64_t *)a, y = *(const blk64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Counts the inodes in use (links count not 0, as e2fsck counts them) that point to each
+ * attribute block, and keeps the blocks whose h_refcount says otherwise. Dropping a reference
+ * trusts h_refcount: one too low frees (or rewrites in place) a block other inodes still use,
+ * one too high leaks it. Done once, before the first write to an inode that has a block.
+ */
+static void count_ea_refs(struct run *r)
+{
+	ext2_filsys fs = r->img->fs;
+	ext2_inode_scan scan = NULL;
+	struct ext2_inode_large *inode = NULL;
+	int isize = (int)EXT2_INODE_SIZE(fs->super);
+	blk64_t *blks = NULL;
+	struct suspect *sus = NULL;
+	size_t n = 0, cap = 0, nsus = 0;
+	char *buf = malloc(fs->blocksize);
+	errcode_t rc;
+
+	r->refs = -1;
+	if (isize < (int)sizeof(*inode))
+		isize = (int)sizeof(*inode);
+	if (!buf || !(inode = calloc(1, (size_t)isize)) || ext2fs_open_inode_scan(fs, 0, &scan))
+		goto out;
+	for (;;) {
+		ext2_ino_t ino;
+		rc = ext2fs_get_next_inode_full(scan, &ino, (struct ext2_inode *)inode, isize);
+		if (rc && rc != EXT2_ET_INODE_CSUM_INVALID && rc != EXT2_ET_INODE_IS_GARBAGE)
+			goto out;
+		if (!ino)
+			break;
+		blk64_t b = ext2fs_file_acl_block(fs, (struct ext2_inode *)inode);
+		if (!inode->i_links_count || !b)
+			continue;
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 1024;
+			blk64_t *nb = realloc(blks, c * sizeof(*nb));
+			if (!nb)
+				goto out;
+			blks = nb;
+			cap = c;
+		}
+		blks[n++] = b;
+	}
+	qsort(blks, n, sizeof(*blks), cmp_blk);
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i; j < n && blks[j] == blks[i]; j++)
+			;
+		/* unreadable or not a block of attributes: the inodes using it report that */
+		struct ext2_ext_attr_header *h = (struct ext2_ext_attr_header *)buf;
+		if (ext2fs_read_ext_attr3(fs, blks[i], buf, 0) || h->h_magic != EXT2_EXT_ATTR_MAGIC ||
+		    h->h_refcount == j - i)
+			continue;
+		struct suspect *ns = realloc(sus, (nsus + 1) * sizeof(*ns));
+		if (!ns)
+			goto out;
+		sus = ns;
+		sus[nsus++] = (struct suspect){ blks[i], h->h_refcount, j - i };
+	}
+	r->suspect = sus;
+	r->nsuspect = nsus;
+	sus = NULL;
+	r->refs = 1;
+out:
+	free(sus);
+	if (scan)
+		ext2fs_close_inode_scan(scan);
+	free(blks);
+	free(inode);
+	free(buf);
+}
+
+/* Whether the write to this inode may go ahead; when not, says why. */
+static bool refs_trusted(struct run *r, const struct walk_entry *e, char *why, size_t n)
+{
+	blk64_t b = ext2fs_file_acl_block(r->img->fs, (struct ext2_inode *)e->inode);
+	if (!b)
+		return true;
+	if (!r->refs)
+		count_ea_refs(r);
+	const struct suspect *su;
+	if (r->refs < 0 || !(su = bsearch(&b, r->suspect, r->nsuspect, sizeof(*su), cmp_blk)))
+		return true;
+	snprintf(why, n, "inode %u: its attribute block %llu has h_refcount %u but %zu inodes use "
+		 "it (run e2fsck); left as it is", e->ino, (unsigned long long)b, su->refcount,
+		 su->users);
+	return false;
+}
 
 /* Length of the valid UTF-8 sequence at s, 0 if none. */
 static int utf8_len(const unsigned char *s)
@@ -105,6 +208,15 @@ static void warn(void *arg, const char *path, const char *msg)
 	clear_progress(r);
 	fprintf(stderr, "fclabel %s: warning: %s: %s\n", r->o->cmd, path, msg);
 	r->st->warnings++;
+}
+
+/* A damaged entry the walk reports (and leaves alone): a warning, and an error for the exit
+ * status, since the image needs e2fsck and some of its files may not have the label they want. */
+static void walk_warn(void *arg, const char *path, const char *msg)
+{
+	struct run *r = arg;
+	warn(arg, path, msg);
+	r->st->errors++;
 }
 
 static void event(struct run *r, const char *kind, const char *path, const char *has,
@@ -209,7 +321,7 @@ static int visit(const struct walk_entry *e, void *arg)
 	default:
 		snprintf(w1, sizeof(w1), "inode %u has an invalid file type (mode 0%o); left as it is",
 			 e->ino, mode);
-		warn(r, e->path, w1);
+		walk_warn(r, e->path, w1);
 		return 1;
 	}
 	int rc = fc_lookup(r->set, e->path, mode, &res);
@@ -259,8 +371,8 @@ static int visit(const struct walk_entry *e, void *arg)
 	size_t curlen;
 	errcode_t xrc = xattr_get_label(r->x, e->ino, e->inode, &cur, &curlen);
 	if (xrc) {
-		snprintf(w1, sizeof(w1), "cannot read its attributes: %s; left as it is",
-			 error_message(xrc));
+		snprintf(w1, sizeof(w1), "cannot read its attributes (inode %u): %s; left as it is",
+			 e->ino, error_message(xrc));
 		warn(r, e->path, w1);
 		st->errors++;
 		return descend;
@@ -286,6 +398,11 @@ static int visit(const struct walk_entry *e, void *arg)
 			fprintf(o->list, "%s\thas %s\twants %s\t%s\n", e->path, has, res.context,
 				spec_where(res.spec, w1, sizeof(w1)));
 		event(r, "differs", e->path, cur, res.context, res.spec, NULL);
+		return descend;
+	}
+	if (o->mode == LM_LABEL && !refs_trusted(r, e, w1, sizeof(w1))) {
+		walk_warn(r, e->path, w1);
+		event(r, "error", e->path, cur, res.context, res.spec, w1);
 		return descend;
 	}
 	if (o->mode == LM_LABEL) {
@@ -340,7 +457,7 @@ int label_tree(struct image *img, const fc_set *set, const struct label_opts *o,
 	if (o->strict && o->mode == LM_LABEL) {
 		/* first pass: conflicts are an error before anything is written */
 		r.collect_only = true;
-		rc = walk_image(img->fs, o->mountpoint, visit, &r, &ws, warn);
+		rc = walk_image(img->fs, o->mountpoint, visit, &r, &ws, walk_warn);
 		clear_progress(&r);
 		unsigned long conflicts = st->conflicts;
 		free_links(&r);
@@ -359,7 +476,7 @@ int label_tree(struct image *img, const fc_set *set, const struct label_opts *o,
 		r.collect_only = false;
 		r.start = now();
 	}
-	rc = walk_image(img->fs, o->mountpoint, visit, &r, &ws, warn);
+	rc = walk_image(img->fs, o->mountpoint, visit, &r, &ws, walk_warn);
 	clear_progress(&r);
 	if (!rc && r.need_full) {
 		struct label_opts full = *o;
@@ -371,14 +488,23 @@ int label_tree(struct image *img, const fc_set *set, const struct label_opts *o,
 		memset(st, 0, sizeof(*st));
 		r.o = &full;
 		r.need_full = false;
-		rc = walk_image(img->fs, o->mountpoint, visit, &r, &ws, warn);
+		rc = walk_image(img->fs, o->mountpoint, visit, &r, &ws, walk_warn);
 		clear_progress(&r);
 		st->changed += first.changed;
 		st->unchanged -= st->unchanged >= first.changed ? first.changed : 0;
 		st->dirs_skipped = 0;
 	}
+	unsigned long fixed = 0;
+	if (!rc && o->mode == LM_LABEL) {
+		rc = xattr_reconcile(r.x, &fixed);
+		if (fixed)
+			fprintf(stderr, "fclabel %s: %s: corrected the reference counts of %lu shared "
+				"label block(s), left wrong by an interrupted run\n", o->cmd,
+				img->name, fixed);
+	}
 	xattr_stats(r.x, &st->ea_allocated, &st->ea_shared);
 	xattr_free(r.x);
+	free(r.suspect);
 	free_links(&r);
 	st->seconds = now() - r.start;
 	if (rc) {

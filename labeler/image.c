@@ -9,6 +9,36 @@
 
 #include "label.h"
 
+/* The first group whose block bitmap disagrees with the free count of its descriptor (a bitmap
+ * read from the wrong place, or with bits flipped: allocating from it could hand out blocks in
+ * use), with the count the bitmap gives; -1 when all agree. */
+static long bitmap_disagrees(ext2_filsys fs, unsigned long long *counted)
+{
+	blk64_t per = EXT2_CLUSTERS_PER_GROUP(fs->super);
+	unsigned char *bits = malloc(per / 8 + 1);
+	long bad = -1;
+
+	if (!bits)
+		return -1;
+	for (dgrp_t g = 0; g < fs->group_desc_count && bad < 0; g++) {
+		/* the bitmap counts clusters (blocks but under bigalloc), as the descriptor does */
+		blk64_t first = EXT2FS_B2C(fs, ext2fs_group_first_block2(fs, g));
+		blk64_t n = EXT2FS_B2C(fs, ext2fs_group_last_block2(fs, g)) - first + 1, used = 0;
+		if (n > per || ext2fs_get_block_bitmap_range2(fs->block_map, first, (unsigned)n, bits))
+			continue;
+		for (blk64_t i = 0; i < n / 8; i++)
+			used += (blk64_t)__builtin_popcount(bits[i]);
+		for (blk64_t i = n / 8 * 8; i < n; i++)
+			used += (bits[i / 8] >> (i % 8)) & 1;
+		if (n - used != ext2fs_bg_free_blocks_count(fs, g)) {
+			bad = (long)g;
+			*counted = n - used;
+		}
+	}
+	free(bits);
+	return bad;
+}
+
 int img_open(struct image *img, const char *name, unsigned flags, const struct img_params *p,
 	     const char *cmd)
 {
@@ -111,11 +141,61 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 				name, problem);
 		}
 	}
+	/* Damage everything else rests on, refused as e2fsck refuses it: a file shorter than its
+	 * file system (truncated), group descriptors that put bitmaps or inode tables outside the
+	 * file system or on top of other metadata, descriptor checksums that fail. A write would
+	 * allocate over live blocks (a bitmap read from the wrong place calls them free); a read
+	 * would report on garbage. */
+	const char *damage = NULL;
+	char dbuf[256];
+	blk64_t dev_blocks = 0;
+	if (img->fmt != IMGFMT_SPARSE &&
+	    !ext2fs_get_device_size2(name, (int)img->fs->blocksize, &dev_blocks) && dev_blocks &&
+	    dev_blocks < ext2fs_blocks_count(sb)) {
+		snprintf(dbuf, sizeof(dbuf), "it holds %llu blocks of %u bytes but its file system "
+			 "has %llu (truncated?)", (unsigned long long)dev_blocks, img->fs->blocksize,
+			 (unsigned long long)ext2fs_blocks_count(sb));
+		damage = dbuf;
+	} else if ((rc = ext2fs_check_desc(img->fs))) {
+		snprintf(dbuf, sizeof(dbuf), "its group descriptors are corrupt (%s)",
+			 error_message(rc));
+		damage = dbuf;
+	} else if (ext2fs_has_group_desc_csum(img->fs)) {
+		for (dgrp_t g = 0; g < img->fs->group_desc_count && !damage; g++)
+			if (!ext2fs_group_desc_csum_verify(img->fs, g)) {
+				snprintf(dbuf, sizeof(dbuf), "the checksum of group descriptor %u does "
+					 "not match it", g);
+				damage = dbuf;
+			}
+	}
+	if (damage) {
+		fprintf(stderr, "fclabel %s: %s: %s; refusing to %s it (run e2fsck first)\n", cmd,
+			name, damage, rw ? "write" : "read");
+		ext2fs_close_free(&img->fs);
+		return -1;
+	}
+	/* Read-only too, the inode bitmap (small) lets the walk tell an entry to a free inode. */
+	if (!rw)
+		(void)ext2fs_read_inode_bitmap(img->fs);
+	/* With 128-byte inodes every label lives in a block, and xattr.c orders the writes of each
+	 * allocation for a crash: the block cache (which writes back in its own order) is off. */
+	if (rw && EXT2_INODE_SIZE(sb) <= EXT2_GOOD_OLD_INODE_SIZE)
+		io_channel_set_options(img->fs->io, "cache=off");
 	if (rw) {
 		rc = ext2fs_read_bitmaps(img->fs);
 		if (rc) {
 			fprintf(stderr, "fclabel %s: %s: cannot read the allocation bitmaps: %s\n", cmd,
 				name, error_message(rc));
+			ext2fs_close_free(&img->fs);
+			return -1;
+		}
+		unsigned long long counted = 0;
+		long g = bitmap_disagrees(img->fs, &counted);
+		if (g >= 0) {
+			fprintf(stderr, "fclabel %s: %s: the block bitmap of group %ld has %llu free "
+				"blocks but its descriptor says %u (a damaged bitmap could hand out "
+				"blocks in use); refusing to write (run e2fsck first)\n", cmd, name, g,
+				counted, ext2fs_bg_free_blocks_count(img->fs, (dgrp_t)g));
 			ext2fs_close_free(&img->fs);
 			return -1;
 		}

@@ -52,6 +52,8 @@ errcode_t xattr_set_label(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode
 			  const char *ctx);
 /* How many EA blocks this run allocated and how many references it added to shared ones. */
 void xattr_stats(const struct xattr_ctx *x, unsigned long *allocated, unsigned long *shared);
+/* After a labeling walk: the reference counts of the label-only blocks made right. */
+errcode_t xattr_reconcile(struct xattr_ctx *x, unsigned long *fixed);
 
 /* ---- walk.c ---- */
 struct walk_entry {

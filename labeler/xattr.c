@@ -9,6 +9,17 @@
  * room (128-byte inodes) whose only attribute is the label. The library would give each such
  * file its own 4 KiB block; like the kernel's mbcache we share one block per distinct label
  * (h_refcount up to EXT2_EXT_ATTR_REFCOUNT_MAX), which e2fsck accepts.
+ *
+ * Crash order. libext2fs keeps the allocation bitmaps in memory until the image is closed; a run
+ * killed in between would leave inodes pointing at blocks the bitmap on disk calls free. So
+ * every allocation and release is made durable in the order a crash can live with: a new block's
+ * contents, then its bitmap block, group descriptor and superblock, then the inode that points
+ * to it; a released block's inode first, then the bitmap. A reference is added to a shared
+ * block before the inode points to it, and dropped after. With 128-byte inodes (where every
+ * label lives in a block) the image is opened with libext2fs's block cache off, so these
+ * writes reach the file in this order; what remains is the few microseconds between two of
+ * them. Label-only blocks found on the image are shared like the ones we make, so a rerun
+ * after a kill ends with the image an uninterrupted run gives.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -131,29 +142,102 @@ static errcode_t read_block(struct xattr_ctx *x, ext2_ino_t ino, blk64_t blk)
 	return 0;
 }
 
+/*
+ * The checks the kernel makes before it uses an attribute area (ext4's check_xattrs): every
+ * name inside the area and free of NULs, the list ended by 4 zero bytes, every value inside the
+ * area and after that end, EA inode numbers possible. first: the first entry; vbase: what
+ * e_value_offs counts from; end: the end of the area. 0 or an errcode_t saying what is wrong.
+ */
+static errcode_t check_entries(const struct xattr_ctx *x, const char *first, const char *vbase,
+			       const char *end)
+{
+	struct ext2_super_block *sb = x->fs->super;
+	struct ext2_ext_attr_entry e;
+	const char *p = first;
+	uint32_t w;
+
+	for (;;) {
+		if (sizeof(w) > (size_t)(end - p))
+			return EXT2_ET_EA_BAD_NAME_LEN; /* no end marker */
+		memcpy(&w, p, sizeof(w));
+		if (!w)
+			break;
+		if (sizeof(e) > (size_t)(end - p))
+			return EXT2_ET_EA_BAD_NAME_LEN;
+		memcpy(&e, p, sizeof(e));
+		if (EXT2_EXT_ATTR_LEN(e.e_name_len) >= (size_t)(end - p) ||
+		    memchr(p + sizeof(e), 0, e.e_name_len))
+			return EXT2_ET_EA_BAD_NAME_LEN;
+		p += EXT2_EXT_ATTR_LEN(e.e_name_len);
+	}
+	const char *names_end = p + sizeof(w);
+	for (p = first; p + sizeof(w) < names_end; p += EXT2_EXT_ATTR_LEN(e.e_name_len)) {
+		memcpy(&e, p, sizeof(e));
+		if (e.e_value_inum) {
+			if (!ext2fs_has_feature_ea_inode(sb) || e.e_value_inum < EXT2_FIRST_INO(sb) ||
+			    e.e_value_inum > sb->s_inodes_count)
+				return EXT2_ET_EA_INODE_CORRUPTED;
+		} else if (e.e_value_size) {
+			if (e.e_value_offs > end - vbase || vbase + e.e_value_offs < names_end)
+				return EXT2_ET_EA_BAD_VALUE_OFFSET;
+			const char *v = vbase + e.e_value_offs;
+			if (e.e_value_size > (size_t)(end - v) ||
+			    EXT2_EXT_ATTR_SIZE((size_t)e.e_value_size) > (size_t)(end - v))
+				return EXT2_ET_EA_BAD_VALUE_SIZE;
+		}
+	}
+	return 0;
+}
+
+static struct shared *shared_find(struct xattr_ctx *x, const char *v, size_t len);
+static errcode_t shared_remember(struct xattr_ctx *x, const char *v, size_t len, blk64_t blk);
+
+/* A label-only block on the image (ours from an earlier, perhaps interrupted, run, or the
+ * kernel's) is shared further, as a block we had just made would be. */
+static errcode_t remember_found(struct xattr_ctx *x, blk64_t blk, const char *v, size_t len)
+{
+	const struct ext2_ext_attr_header *h = (const struct ext2_ext_attr_header *)x->block;
+	if (!(x->fs->flags & EXT2_FLAG_RW) || h->h_blocks != 1 ||
+	    h->h_refcount >= EXT2_EXT_ATTR_REFCOUNT_MAX)
+		return 0;
+	const struct shared *s = shared_find(x, v, len);
+	return s && s->blk == blk ? 0 : shared_remember(x, v, len, blk);
+}
+
 /* The label and the count of other attributes of an inode; 0 or an errcode_t. */
 static errcode_t inspect(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode_large *inode,
 			 const char **val, size_t *len, unsigned *others)
 {
 	unsigned o1 = 0, o2 = 0;
 	errcode_t rc;
+	size_t isize = EXT2_INODE_SIZE(x->fs->super);
 
 	*val = NULL;
 	*len = 0;
-	if (EXT2_INODE_SIZE(x->fs->super) > EXT2_GOOD_OLD_INODE_SIZE &&
-	    inode->i_extra_isize >= 4 &&
-	    EXT2_GOOD_OLD_INODE_SIZE + inode->i_extra_isize + 4u <= EXT2_INODE_SIZE(x->fs->super)) {
+	/* as the kernel's iget: an i_extra_isize past the inode, or not a multiple of 4 */
+	if (isize > EXT2_GOOD_OLD_INODE_SIZE && ((inode->i_extra_isize & 3) ||
+	    EXT2_GOOD_OLD_INODE_SIZE + (size_t)inode->i_extra_isize > isize))
+		return EXT2_ET_INODE_CORRUPTED;
+	if (isize > EXT2_GOOD_OLD_INODE_SIZE && inode->i_extra_isize >= 4 &&
+	    EXT2_GOOD_OLD_INODE_SIZE + inode->i_extra_isize + 4u <= isize) {
 		const char *base = (const char *)inode;
 		const char *area = base + EXT2_GOOD_OLD_INODE_SIZE + inode->i_extra_isize;
-		size_t size = EXT2_INODE_SIZE(x->fs->super) - EXT2_GOOD_OLD_INODE_SIZE -
-			      inode->i_extra_isize;
-		if (*(const uint32_t *)area == EXT2_EXT_ATTR_MAGIC &&
-		    find_label(area, size, area + 4, area + 4, val, len, &o1) < 0)
-			return EXT2_ET_EA_BAD_NAME_LEN; /* corrupt in-inode attributes */
+		size_t size = isize - EXT2_GOOD_OLD_INODE_SIZE - inode->i_extra_isize;
+		uint32_t magic;
+		memcpy(&magic, area, sizeof(magic));
+		if (magic == EXT2_EXT_ATTR_MAGIC) {
+			if ((rc = check_entries(x, area + 4, area + 4, area + size)))
+				return rc; /* corrupt in-inode attributes */
+			if (find_label(area, size, area + 4, area + 4, val, len, &o1) < 0)
+				return EXT2_ET_EA_BAD_NAME_LEN;
+		}
 	}
 	blk64_t blk = ext2fs_file_acl_block(x->fs, (struct ext2_inode *)inode);
 	if (blk) {
 		if ((rc = read_block(x, ino, blk)))
+			return rc;
+		if ((rc = check_entries(x, x->block + sizeof(struct ext2_ext_attr_header), x->block,
+					x->block + x->fs->blocksize)))
 			return rc;
 		const char *v = NULL;
 		size_t l = 0;
@@ -167,6 +251,8 @@ static errcode_t inspect(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode_
 		} else if (v) {
 			o2++;
 		}
+		if (v && !o2 && (rc = remember_found(x, blk, v, l)))
+			return rc;
 	}
 	*others = o1 + o2;
 	return 0;
@@ -191,6 +277,49 @@ errcode_t xattr_get_label(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode
 	x->value[*len] = 0;
 	*val = x->value;
 	return 0;
+}
+
+/* ---- allocation, made durable in crash order ---- */
+
+/* Writes what ext2fs_block_alloc_stats2 changed for blk, as ext2fs_flush would: the group's
+ * block bitmap, its descriptor block and the primary superblock. */
+static errcode_t persist_alloc(struct xattr_ctx *x, blk64_t blk)
+{
+	ext2_filsys fs = x->fs;
+	dgrp_t g = ext2fs_group_of_blk2(fs, blk);
+	size_t nbytes = EXT2_CLUSTERS_PER_GROUP(fs->super) / 8;
+	errcode_t rc;
+
+	if (!fs->block_map || nbytes > fs->blocksize)
+		return 0; /* nothing loaded to write (read-only), or a layout we leave to close */
+	memset(x->wbuf, 0xff, fs->blocksize);
+	blk64_t first = EXT2FS_B2C(fs, fs->super->s_first_data_block) +
+			(blk64_t)g * EXT2_CLUSTERS_PER_GROUP(fs->super);
+	rc = ext2fs_get_block_bitmap_range2(fs->block_map, EXT2FS_C2B(fs, first), nbytes * 8,
+					    x->wbuf);
+	if (rc)
+		return rc;
+	if (g == fs->group_desc_count - 1) {
+		/* the last group's bits past the end of the file system are set */
+		blk64_t nbits = EXT2FS_NUM_B2C(fs, (ext2fs_blocks_count(fs->super) -
+						    (blk64_t)fs->super->s_first_data_block) %
+						   (blk64_t)EXT2_BLOCKS_PER_GROUP(fs->super));
+		for (blk64_t j = nbits; nbits && j < (blk64_t)fs->blocksize * 8; j++)
+			ext2fs_set_bit64(j, x->wbuf);
+	}
+	ext2fs_block_bitmap_csum_set(fs, g, x->wbuf, (int)nbytes);
+	ext2fs_group_desc_csum_set(fs, g);
+	rc = io_channel_write_blk64(fs->io, ext2fs_block_bitmap_loc(fs, g), 1, x->wbuf);
+	if (rc)
+		return rc;
+	unsigned per = fs->blocksize / EXT2_DESC_SIZE(fs->super), i = g / per;
+	rc = io_channel_write_blk64(fs->io,
+				    ext2fs_descriptor_block_loc2(fs, fs->super->s_first_data_block, i),
+				    1, (char *)fs->group_desc + (size_t)i * fs->blocksize);
+	if (rc)
+		return rc;
+	ext2fs_superblock_csum_set(fs, fs->super);
+	return io_channel_write_byte(fs->io, SUPERBLOCK_OFFSET, SUPERBLOCK_SIZE, fs->super);
 }
 
 /* ---- the shared-block path ---- */
@@ -300,6 +429,8 @@ static errcode_t get_shared_block(struct xattr_ctx *x, ext2_ino_t ino,
 	if (rc)
 		return rc;
 	ext2fs_block_alloc_stats2(x->fs, blk, +1);
+	if ((rc = persist_alloc(x, blk)))
+		return rc;
 	x->allocated++;
 	x->block_nr = 0;
 	*out = blk;
@@ -317,7 +448,7 @@ static errcode_t put_block(struct xattr_ctx *x, ext2_ino_t ino, blk64_t blk)
 		shared_forget(x, blk);
 		x->block_nr = 0;
 		ext2fs_block_alloc_stats2(x->fs, blk, -1);
-		return 0;
+		return persist_alloc(x, blk);
 	}
 	h->h_refcount--;
 	rc = ext2fs_write_ext_attr3(x->fs, blk, x->block, ino);
@@ -402,6 +533,7 @@ errcode_t xattr_set_label(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode
 		return ext2fs_write_inode_full(x->fs, ino, (struct ext2_inode *)inode, (int)x->isize);
 	struct ext2_xattr_handle *h;
 	x->block_nr = 0; /* the library may rewrite the block we cached */
+	blk64_t before = ext2fs_file_acl_block(x->fs, (struct ext2_inode *)inode);
 	rc = ext2fs_xattrs_open(x->fs, ino, &h);
 	if (rc)
 		return rc;
@@ -409,5 +541,93 @@ errcode_t xattr_set_label(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode
 	if (!rc)
 		rc = ext2fs_xattr_set(h, "security.selinux", ctx, len);
 	errcode_t rc2 = ext2fs_xattrs_close(&h);
-	return rc ? rc : rc2;
+	if (rc || rc2)
+		return rc ? rc : rc2;
+	/* the library wrote the block and the inode; the bitmap follows as soon as it can */
+	struct ext2_inode after;
+	if ((rc = ext2fs_read_inode(x->fs, ino, &after)))
+		return rc;
+	blk64_t now = ext2fs_file_acl_block(x->fs, &after);
+	if (now != before && now && (rc = persist_alloc(x, now)))
+		return rc;
+	if (now != before && before && ext2fs_group_of_blk2(x->fs, before) !=
+	    (now ? ext2fs_group_of_blk2(x->fs, now) : (dgrp_t)-1))
+		rc = persist_alloc(x, before);
+	return rc;
 }
+
+/*
+ * After a labeling walk: every label-only block we know of gets the reference count its inodes
+ * give it. A run killed between adding a reference to a block and writing the inode that takes
+ * it leaves the count one too high; the next run puts it right, and so ends with the image an
+ * uninterrupted run gives. One pass over the inode tables, only when such blocks exist.
+ */
+errcode_t xattr_reconcile(struct xattr_ctx *x, unsigned long *fixed)
+{
+	ext2_filsys fs = x->fs;
+	ext2_inode_scan scan;
+	struct ext2_inode inode;
+	ext2_ino_t ino;
+	unsigned *refs;
+	errcode_t rc;
+
+	*fixed = 0;
+	if (!x->nsh || !(fs->flags & EXT2_FLAG_RW) || !fs->inode_map)
+		return 0;
+	if (!(refs = calloc(x->nsh, sizeof(*refs))))
+		return ENOMEM;
+	/* blocks sorted by number, for a binary search per inode */
+	blk64_t *blks = malloc(x->nsh * sizeof(*blks));
+	size_t *idx = malloc(x->nsh * sizeof(*idx));
+	if (!blks || !idx) {
+		rc = ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < x->nsh; i++)
+		idx[i] = i;
+	for (size_t i = 1; i < x->nsh; i++)
+		for (size_t j = i; j > 0 && x->sh[idx[j - 1]].blk > x->sh[idx[j]].blk; j--) {
+			size_t t = idx[j];
+			idx[j] = idx[j - 1];
+			idx[j - 1] = t;
+		}
+	for (size_t i = 0; i < x->nsh; i++)
+		blks[i] = x->sh[idx[i]].blk;
+	if ((rc = ext2fs_open_inode_scan(fs, 0, &scan)))
+		goto out;
+	while (!(rc = ext2fs_get_next_inode(scan, &ino, &inode)) && ino) {
+		blk64_t b = ext2fs_file_acl_block(fs, &inode);
+		if (!b || !inode.i_links_count || !ext2fs_test_inode_bitmap2(fs->inode_map, ino))
+			continue;
+		size_t lo = 0, hi = x->nsh;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (blks[mid] < b)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < x->nsh && blks[lo] == b)
+			refs[lo]++;
+	}
+	ext2fs_close_inode_scan(scan);
+	if (rc)
+		goto out;
+	for (size_t i = 0; i < x->nsh; i++) {
+		struct ext2_ext_attr_header *h = (struct ext2_ext_attr_header *)x->block;
+		if (!refs[i] || read_block(x, 0, blks[i]) || h->h_refcount == refs[i])
+			continue;
+		h->h_refcount = refs[i];
+		if ((rc = ext2fs_write_ext_attr3(fs, blks[i], x->block, 0))) {
+			x->block_nr = 0;
+			goto out;
+		}
+		(*fixed)++;
+	}
+out:
+	free(refs);
+	free(blks);
+	free(idx);
+	return rc;
+}
+

@@ -22,6 +22,7 @@ need acl command -v setfacl
 need python3 command -v python3
 need time test -x /usr/bin/time
 need valgrind command -v valgrind
+need strace command -v strace
 # --policy tests: checkpolicy compiles the fixture policy; refpolicy's binary policy.33
 need checkpolicy command -v checkpolicy
 need selinux-policy-default test -f /etc/selinux/default/policy/policy.33

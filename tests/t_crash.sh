@@ -1,0 +1,128 @@
+# Crash safety: fclabel label killed (SIGKILL) at random points, on a 128-byte-inode image (every
+# label in a shared EA block: blocks are allocated) and on a 256-byte one (labels in the inode).
+# After each kill e2fsck -fn reports nothing it did not report before, and a rerun ends with
+# exactly the image an uninterrupted run gives.
+. "$TOP/tests/lib.sh"
+cd "$OUT" || exit 1
+command -v e2fsck >/dev/null || skip "e2fsck is not installed"
+TRIALS=${CRASH_TRIALS:-24}
+
+# 60 directories, each its own type, 100 files each; then more names per directory type
+: >fc
+mkdir -p tree
+d=0
+while [ $d -lt 60 ]; do
+	mkdir tree/d$d
+	printf '/d%s(/.*)?\tsystem_u:object_r:dir%s_t:s0\n' $d $d >>fc
+	printf '/d%s/x.*\t--\tsystem_u:object_r:x%s_t:s0\n' $d $d >>fc
+	(cd tree/d$d && i=0 && while [ $i -lt 100 ]; do : >f$i; : >x$i; i=$((i + 1)); done)
+	d=$((d + 1))
+done
+printf '/.*\tsystem_u:object_r:default_t:s0\n' | cat - fc >fc.all
+
+# e2fsck -fn's findings, without the lines that only describe the file system
+fsck_report() {
+	e2fsck -fn "$1" 2>&1 | grep -v -e '^e2fsck [0-9]' -e '^Pass [1-5]' -e 'files (.*blocks$'
+}
+
+now_ms() { date +%s%3N; }
+
+# What a kill may leave, by kind (one line per finding of e2fsck -fn):
+#   clean  nothing new
+#   ref+1  an EA block's reference count one too high: a reference was added and the kill came
+#          before the inode that takes it was written. The next run corrects it.
+#   alloc  the few writes of an allocation (bitmap, descriptor, superblock, then the inode):
+#          a block marked in use that no inode points to yet. Harmless, and left to e2fsck.
+#   BAD    anything else (an inode pointing at a free block, a bad EA block, ...)
+classify() { # REPORT BEFORE
+	[ "$1" = "$2" ] && { echo clean; return; }
+	extra=$(printf '%s\n' "$1" | grep -v -x -F -e "$2" | grep -v -e '^$' -e 'WARNING: Filesystem still has errors' -e '^Fix? no')
+	if printf '%s\n' "$extra" | grep -q -v -E 'Extended attribute block [0-9]+ has reference count [0-9]+, should be [0-9]+\.  Fix\? no'; then
+		if printf '%s\n' "$extra" | grep -q -v -E -e '^Block bitmap differences: +-[0-9]+$' -e '^Block bitmap differences: +-[0-9]+ *Fix\? no' -e 'Free blocks count wrong' -e 'block bitmap does not match checksum' -e '^IGNORED' ; then
+			echo BAD
+		else
+			echo alloc
+		fi
+		return
+	fi
+	# ref+1 only when every count is exactly one too high
+	printf '%s\n' "$extra" | sed -n 's/.*reference count \([0-9]*\), should be \([0-9]*\).*/\1 \2/p' |
+		awk '$1 != $2 + 1 { bad = 1 } END { print bad ? "BAD" : "ref+1" }'
+}
+
+shim=
+if cc -shared -fPIC -O2 -o killshim.so "$TOP/tests/killshim.c" -ldl 2>/dev/null; then
+	shim=$OUT/killshim.so
+fi
+
+# trial NAME KILLER...: labels a copy of base.img, stopped by KILLER; classifies what is left,
+# reruns, compares with the uninterrupted result
+trial() {
+	name=$1; shift
+	cp base.img k.img
+	"$@"
+	r=$(fsck_report k.img)
+	kind=$(classify "$r" "$before")
+	"$FCLABEL" label k.img -S fc.all >/dev/null 2>k.err
+	rerun=$?
+	if cmp -s k.img ref.img; then conv=same; else conv=differs; fi
+	case $kind in
+	clean|ref+1)
+		[ $conv = same ] || { bad "$isz: $name ($kind): the rerun (exit $rerun) differs from an uninterrupted run"; cat k.err; } ;;
+	alloc) ;;
+	*) bad "$isz: $name: e2fsck -fn reports:"; echo "$r" | head -n 20 ;;
+	esac
+	eval "n_$(echo $kind | tr '+' 'p')=\$((n_$(echo $kind | tr '+' 'p') + 1))"
+}
+random_kill() { # MS
+	"$FCLABEL" label k.img -S fc.all >/dev/null 2>&1 &
+	pid=$!
+	sleep "$(awk -v m="$1" 'BEGIN { printf "%.3f", m / 1000 }')"
+	kill -9 $pid 2>/dev/null && killed=$((killed + 1))
+	wait $pid 2>/dev/null
+}
+shim_kill() { # N
+	(KILL_AFTER_WRITES=$1 LD_PRELOAD=$shim exec "$FCLABEL" label k.img -S fc.all >/dev/null 2>&1) 2>/dev/null
+}
+
+for isz in 128 256; do
+	rm -f base.img
+	mke2fs -q -t ext4 -I $isz -N 14000 -d tree base.img 64M >/dev/null 2>&1 ||
+		{ bad "$isz: mke2fs"; continue; }
+	before=$(fsck_report base.img)
+	cp base.img ref.img
+	t0=$(now_ms)
+	"$FCLABEL" label ref.img -S fc.all >out 2>err
+	expect_eq "$isz: uninterrupted run" "$?" 0
+	span=$(( $(now_ms) - t0 ))
+	expect_eq "$isz: uninterrupted run: e2fsck -fn as before" "$(fsck_report ref.img)" "$before"
+
+	# SIGKILL at random points of the run (startup included), from fixed seeds
+	n_clean=0 n_refp1=0 n_alloc=0 n_BAD=0 i=0 killed=0
+	while [ $i -lt "$TRIALS" ]; do
+		ms=$(awk -v i=$i -v s="$span" 'BEGIN { srand(1000 + i); printf "%d", rand() * s * 1.1 }')
+		trial "random kill $i after ${ms} ms" random_kill "$ms"
+		i=$((i + 1))
+	done
+	ok "$isz: $TRIALS SIGKILLs over ${span} ms runs ($killed while running): $n_clean clean, $n_refp1 ref+1 (corrected by the rerun), $n_alloc inside an allocation's writes"
+	expect_eq "$isz: random kills: nothing but the expected kinds" "$n_BAD" 0
+	[ "$killed" -ge $((TRIALS / 2)) ] && ok "$isz: most random kills hit a running labeler" ||
+		bad "$isz: only $killed of $TRIALS kills hit a running labeler"
+	[ "$isz" = 256 ] && expect_eq "$isz: labels in the inode: every random kill leaves a clean image" "$n_clean" "$TRIALS"
+
+	# and deterministically after the N-th write: the first ones (the first allocations), then
+	# spread over the run
+	if [ -n "$shim" ] && command -v strace >/dev/null; then
+		writes=$( (cp base.img w.img && strace -f -e trace=pwrite64 -o w.trace "$FCLABEL" label w.img -S fc.all >/dev/null 2>&1) && grep -c pwrite64 w.trace)
+		n_clean=0 n_refp1=0 n_alloc=0 n_BAD=0
+		pts="1 2 3 4 5 6 7 8 9 10 11 12"
+		j=1; while [ $j -le 28 ]; do pts="$pts $((writes * j / 29))"; j=$((j + 1)); done
+		for n in $pts; do
+			trial "killed after write $n of $writes" shim_kill "$n"
+		done
+		ok "$isz: killed after each of 40 chosen writes (of $writes): $n_clean clean, $n_refp1 ref+1, $n_alloc inside an allocation's writes"
+		expect_eq "$isz: chosen writes: nothing but the expected kinds" "$n_BAD" 0
+		[ "$isz" = 256 ] && expect_eq "$isz: labels in the inode: every kill point leaves a clean image" "$n_clean" 40
+	fi
+done
+finish
