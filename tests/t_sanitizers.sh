@@ -25,7 +25,7 @@ mkdir -p "$reports"
 # a report is written to a file (and the process fails with a code no test expects)
 export ASAN_OPTIONS="log_path=$reports/asan:exitcode=86:detect_leaks=1:abort_on_error=0"
 export UBSAN_OPTIONS="log_path=$reports/ubsan:halt_on_error=1:exitcode=87:print_stacktrace=1"
-export LSAN_OPTIONS="exitcode=86"
+export LSAN_OPTIONS="exitcode=86:suppressions=$TOP/tests/lsan.supp:print_suppressions=0"
 tests=$(cd "$src" && ls tests/t_*.sh | grep -v -e t_sanitizers -e t_valgrind -e t_fuzz)
 (cd "$src" && SHARED="$SHARED" sh tests/run.sh $tests) >"$OUT/suite.log" 2>&1
 rc=$?
