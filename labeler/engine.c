@@ -410,7 +410,11 @@ static int visit(const struct walk_entry *e, void *arg)
 		if (xrc) {
 			snprintf(w1, sizeof(w1), "cannot write %s: %s; left as it is", res.context,
 				 error_message(xrc));
-			warn(r, e->path, w1);
+			/* a full image: the first few are named, the total follows at the end */
+			if (xrc != EXT2_ET_BLOCK_ALLOC_FAIL || ++st->nospace <= 10)
+				warn(r, e->path, w1);
+			else
+				st->warnings++;
 			st->errors++;
 			event(r, "error", e->path, cur, res.context, res.spec, error_message(xrc));
 			return descend;
@@ -502,6 +506,10 @@ int label_tree(struct image *img, const fc_set *set, const struct label_opts *o,
 				"label block(s), left wrong by an interrupted run\n", o->cmd,
 				img->name, fixed);
 	}
+	if (st->nospace)
+		fprintf(stderr, "fclabel %s: %s: %lu file(s) could not be labeled: the image has no "
+			"free block for their labels (%s)\n", o->cmd, img->name, st->nospace,
+			st->nospace > 10 ? "the first 10 are named above" : "named above");
 	xattr_stats(r.x, &st->ea_allocated, &st->ea_shared);
 	xattr_free(r.x);
 	free(r.suspect);

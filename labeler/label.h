@@ -92,6 +92,7 @@ struct label_opts {
 struct label_stats {
 	unsigned long scanned, changed, unchanged, nolabel, conflicts, errors, warnings;
 	unsigned long ea_allocated, ea_shared;
+	unsigned long nospace;             /* files left unlabeled: no free block for the label */
 	unsigned long dirs, dirs_skipped;  /* directories entered, and left out by the diff */
 	double seconds;
 };
