@@ -35,6 +35,7 @@ struct shared {
 	char *value; /* label with its NUL */
 	size_t len;
 	blk64_t blk;
+	unsigned refs; /* its h_refcount when last seen */
 };
 
 struct xattr_ctx {
@@ -200,8 +201,17 @@ static errcode_t remember_found(struct xattr_ctx *x, blk64_t blk, const char *v,
 	if (!(x->fs->flags & EXT2_FLAG_RW) || h->h_blocks != 1 ||
 	    h->h_refcount >= EXT2_EXT_ATTR_REFCOUNT_MAX)
 		return 0;
-	const struct shared *s = shared_find(x, v, len);
-	return s && s->blk == blk ? 0 : shared_remember(x, v, len, blk);
+	struct shared *s = shared_find(x, v, len);
+	if (s && s->blk == blk)
+		s->refs = h->h_refcount;
+	/* another block for the same label takes over only from a full one, as a new block
+	 * would in the run that made them */
+	if (s && (s->blk == blk || s->refs < EXT2_EXT_ATTR_REFCOUNT_MAX))
+		return 0;
+	errcode_t rc = shared_remember(x, v, len, blk);
+	if (!rc && (s = shared_find(x, v, len)))
+		s->refs = h->h_refcount;
+	return rc;
 }
 
 /* The label and the count of other attributes of an inode; 0 or an errcode_t. */
@@ -347,6 +357,7 @@ static errcode_t shared_remember(struct xattr_ctx *x, const char *v, size_t len,
 	struct shared *s = shared_find(x, v, len);
 	if (s) {
 		s->blk = blk;
+		s->refs = 1;
 		return 0;
 	}
 	if (x->nsh == x->capsh) {
@@ -363,6 +374,7 @@ static errcode_t shared_remember(struct xattr_ctx *x, const char *v, size_t len,
 	memcpy(s->value, v, len);
 	s->len = len;
 	s->blk = blk;
+	s->refs = 1;
 	x->nsh++;
 	return 0;
 }
@@ -414,6 +426,7 @@ static errcode_t get_shared_block(struct xattr_ctx *x, ext2_ino_t ino,
 				return rc;
 			}
 			x->shared_refs++;
+			s->refs = h->h_refcount;
 			*out = s->blk;
 			return 0;
 		}
@@ -595,7 +608,14 @@ errcode_t xattr_reconcile(struct xattr_ctx *x, unsigned long *fixed)
 		blks[i] = x->sh[idx[i]].blk;
 	if ((rc = ext2fs_open_inode_scan(fs, 0, &scan)))
 		goto out;
-	while (!(rc = ext2fs_get_next_inode(scan, &ino, &inode)) && ino) {
+	for (;;) {
+		rc = ext2fs_get_next_inode(scan, &ino, &inode);
+		/* an inode whose checksum fails is still returned, and still counts (as e2fsck
+		 * counts it): a damaged inode must not stop the count (and fail the run) */
+		if (rc == EXT2_ET_INODE_CSUM_INVALID || rc == EXT2_ET_INODE_IS_GARBAGE)
+			rc = 0;
+		if (rc || !ino)
+			break;
 		blk64_t b = ext2fs_file_acl_block(fs, &inode);
 		if (!b || !inode.i_links_count || !ext2fs_test_inode_bitmap2(fs->inode_map, ino))
 			continue;
