@@ -78,6 +78,9 @@ bench-relabel: deps
 	@$(MAKE) -s --no-print-directory fclabel
 	@sh tests/bench_relabel.sh
 
+# make install / uninstall (PREFIX, DESTDIR, BINDIR, MANDIR, LIBDIR ...), make static
+include mk/install.mk
+
 clean:
 	rm -f fclabel $(FC_OBJS) $(LB_OBJS) $(IF_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a $(TEST_BINS)
 	rm -rf tests/out

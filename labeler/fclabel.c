@@ -13,6 +13,13 @@
 #ifndef FCLABEL_VERSION
 #define FCLABEL_VERSION "unknown"
 #endif
+/* How the libraries were linked, for --version: `make static` defines both (mk/install.mk). */
+#ifndef FCLABEL_STATIC_LIBS
+#define FCLABEL_STATIC_LIBS ""
+#endif
+#ifndef FCLABEL_SHARED_LIBS
+#define FCLABEL_SHARED_LIBS "libext2fs libcom_err libpcre2-8 libsepol libz libc"
+#endif
 
 static const struct command commands[] = {
 	{ "label", cmd_label, "write every file's SELinux label in an ext4 image" },
@@ -38,6 +45,9 @@ static void version(void)
 	const char *e2 = NULL;
 	ext2fs_get_library_version(&e2, NULL);
 	printf("fclabel %s\nlibext2fs %s\nPCRE2 %s\n", FCLABEL_VERSION, e2 ? e2 : "?", pcre);
+	printf("linked statically: %s\nlinked dynamically: %s\n",
+	       FCLABEL_STATIC_LIBS[0] ? FCLABEL_STATIC_LIBS : "none",
+	       FCLABEL_SHARED_LIBS[0] ? FCLABEL_SHARED_LIBS : "none");
 }
 
 int main(int argc, char **argv)

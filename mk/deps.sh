@@ -20,6 +20,20 @@ need android-sdk-libsparse-utils command -v img2simg
 need attr command -v setfattr
 need acl command -v setfacl
 need python3 command -v python3
+# man page tests (groff -ww, man -l); make static and t_install: the static archives (libext2fs,
+# libpcre2-8, libsepol, libz come with the -dev packages above; libcom_err.a with comerr-dev)
+need groff-base command -v groff
+need man-db command -v man
+need comerr-dev test -f "$(cc -print-file-name=libcom_err.a 2>/dev/null)"
+# `make fuzz` (sh mk/deps.sh fuzz): clang and its libFuzzer/ASan/UBSan runtimes
+fuzz_ok() {
+	printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }\n' |
+		clang -x c -fsanitize=fuzzer,address,undefined -o /dev/null - 2>/dev/null
+}
+if [ "${1:-}" = fuzz ]; then
+	need clang command -v clang
+	need libclang-rt-dev fuzz_ok
+fi
 need time test -x /usr/bin/time
 need valgrind command -v valgrind
 need strace command -v strace

@@ -1,7 +1,8 @@
-# Every command has a man page that renders without warnings and lists every option --help shows.
+# Every command has a man page that renders without warnings and lists every option --help shows;
+# so does the library's fcontexts(3) (without warnings).
 . "$TOP/tests/lib.sh"
 command -v groff >/dev/null || skip "groff is not installed"
-for page in "$TOP"/man/*.1; do
+for page in "$TOP"/man/*.1 "$TOP"/man/*.3; do
 	warn=$(groff -ww -man -Tutf8 "$page" 2>&1 >/dev/null)
 	expect_eq "$(basename "$page") renders without warnings" "$warn" ""
 done

@@ -1,0 +1,109 @@
+# bash completion for fclabel(1).
+# `make install` puts it in $(DATADIR)/bash-completion/completions/fclabel, where
+# bash-completion loads it on demand; without bash-completion: . completions/fclabel.bash
+# Needs nothing but bash (no bash-completion helpers).
+#
+# The option lists are those of each command's --help; tests/t_install.sh checks that they match
+# (options, and which of them take an argument).
+
+_fclabel_commands="label check relabel diff lookup explain"
+
+_fclabel_opts_label="-S --file-contexts -a --mount-point -n --dry-run -e --exclude -v --verbose
+	--json --strict --force --base-only -z --undo -o --output --no-sync --policy --cross-mounts
+	-h --help"
+_fclabel_args_label="-S --file-contexts -a --mount-point -e --exclude --json -z --undo
+	-o --output --policy"
+
+_fclabel_opts_check="-S --file-contexts -a --mount-point -e --exclude --json --base-only --policy
+	--cross-mounts -h --help"
+_fclabel_args_check="-S --file-contexts -a --mount-point -e --exclude --json --policy"
+
+_fclabel_opts_relabel="--from --to -a --mount-point -e --exclude -v --verbose --plan --verify
+	--json --force --base-only -z --undo -o --output --no-sync --policy --cross-mounts -h --help"
+_fclabel_args_relabel="--from --to -a --mount-point -e --exclude --json -z --undo -o --output
+	--policy"
+
+_fclabel_opts_diff="--json --base-only -h --help"
+_fclabel_args_diff=""
+
+_fclabel_opts_lookup="-S --file-contexts --base-only -m --mode -v --verbose --batch -0 --null
+	--policy -h --help"
+_fclabel_args_lookup="-S --file-contexts -m --mode --policy"
+
+_fclabel_opts_explain="-S --file-contexts --base-only -m --mode -h --help"
+_fclabel_args_explain="-S --file-contexts -m --mode"
+
+# _fclabel_files WORD LIST: file names for WORD; with LIST=1, WORD is a comma-separated list
+# and only its last element is completed.
+_fclabel_files()
+{
+	local word=$1 pre=""
+	if [[ $2 == 1 && $word == *,* ]]; then
+		pre=${word%,*},
+		word=${word##*,}
+	fi
+	compopt -o filenames 2>/dev/null
+	mapfile -t COMPREPLY < <(compgen -f -- "$word")
+	if [[ -n $pre ]]; then
+		COMPREPLY=("${COMPREPLY[@]/#/$pre}")
+	fi
+}
+
+_fclabel()
+{
+	local cur=${COMP_WORDS[COMP_CWORD]} prev="" opt="" eq="" cmd w
+	((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
+	COMPREPLY=()
+
+	if ((COMP_CWORD == 1)); then
+		COMPREPLY=($(compgen -W "$_fclabel_commands --help --version" -- "$cur"))
+		return 0
+	fi
+	cmd=${COMP_WORDS[1]}
+	case " $_fclabel_commands " in
+	*" $cmd "*) ;;
+	*) return 0 ;;
+	esac
+	local opts_var=_fclabel_opts_$cmd args_var=_fclabel_args_$cmd
+	local opts=${!opts_var} args=${!args_var}
+
+	# the option whose argument is being completed: "-S x", "--json x", "--json=x"
+	# (bash splits "--json=x" into "--json" "=" "x")
+	if [[ $cur == = && $prev == --* ]]; then
+		opt=$prev eq="=" cur=""
+	elif [[ $prev == = ]] && ((COMP_CWORD >= 3)); then
+		opt=${COMP_WORDS[COMP_CWORD - 2]}
+	elif [[ $prev == -* ]]; then
+		opt=$prev
+	fi
+	if [[ -n $opt ]]; then
+		for w in $args; do
+			[[ $w == "$opt" ]] || continue
+			case $opt in
+			-S | --file-contexts | --to) _fclabel_files "$cur" 1 ;;
+			--from)
+				_fclabel_files "$cur" 1
+				[[ none == "$cur"* ]] && COMPREPLY+=(none)
+				;;
+			-m | --mode) COMPREPLY=($(compgen -W "f d l c b p s" -- "$cur")) ;;
+			# paths inside the image: nothing on this machine to complete
+			-a | --mount-point | -e | --exclude) ;;
+			*) _fclabel_files "$cur" 0 ;; # --json FILE, --policy, -z/--undo, -o/--output
+			esac
+			[[ -n $eq ]] && COMPREPLY=("${COMPREPLY[@]/#/=}")
+			return 0
+		done
+	fi
+	if [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+		return 0
+	fi
+	# operands: IMAGE or DIR (label, check, relabel), OLD_FC NEW_FC (diff), PATH (lookup, explain)
+	case $cmd in
+	diff) _fclabel_files "$cur" 1 ;;
+	*) _fclabel_files "$cur" 0 ;;
+	esac
+	return 0
+}
+
+complete -F _fclabel fclabel fclabel-static
