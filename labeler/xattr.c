@@ -305,7 +305,7 @@ static errcode_t persist_alloc(struct xattr_ctx *x, blk64_t blk)
 	memset(x->wbuf, 0xff, fs->blocksize);
 	blk64_t first = EXT2FS_B2C(fs, fs->super->s_first_data_block) +
 			(blk64_t)g * EXT2_CLUSTERS_PER_GROUP(fs->super);
-	rc = ext2fs_get_block_bitmap_range2(fs->block_map, EXT2FS_C2B(fs, first), nbytes * 8,
+	rc = ext2fs_get_block_bitmap_range2(fs->block_map, first, nbytes * 8,
 					    x->wbuf);
 	if (rc)
 		return rc;
@@ -585,7 +585,7 @@ errcode_t xattr_reconcile(struct xattr_ctx *x, unsigned long *fixed)
 	errcode_t rc;
 
 	*fixed = 0;
-	if (!x->nsh || !(fs->flags & EXT2_FLAG_RW) || !fs->inode_map)
+	if (!x->nsh || !(fs->flags & EXT2_FLAG_RW))
 		return 0;
 	if (!(refs = calloc(x->nsh, sizeof(*refs))))
 		return ENOMEM;
@@ -617,7 +617,7 @@ errcode_t xattr_reconcile(struct xattr_ctx *x, unsigned long *fixed)
 		if (rc || !ino)
 			break;
 		blk64_t b = ext2fs_file_acl_block(fs, &inode);
-		if (!b || !inode.i_links_count || !ext2fs_test_inode_bitmap2(fs->inode_map, ino))
+		if (!b || !inode.i_links_count)
 			continue;
 		size_t lo = 0, hi = x->nsh;
 		while (lo < hi) {

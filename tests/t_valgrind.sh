@@ -12,9 +12,13 @@ vg() { # NAME ARGS...
 	valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
 		--log-file="vg.$name" "$FCLABEL" "$@" >out 2>err
 	rc=$?
-	if [ $rc = 99 ] || [ -s "vg.$name" ]; then
+	# valgrind's own notes about ioctls it does not model (libext2fs asks loop devices about
+	# their backing files) are not reports about fclabel
+	grep -v -e 'Warning: noted but unhandled ioctl' -e 'could cause spurious value errors' \
+		-e 'README_MISSING_SYSCALL_OR_IOCTL' "vg.$name" >"vg.$name.r"
+	if [ $rc = 99 ] || [ -s "vg.$name.r" ]; then
 		bad "$name: valgrind reports"
-		head -n 40 "vg.$name"
+		head -n 40 "vg.$name.r"
 	else
 		expect_eq "$name: exit status" "$rc" "${want:-0}"
 	fi
