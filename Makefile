@@ -31,7 +31,7 @@ LB_SRCS  := $(wildcard labeler/*.c)
 LB_OBJS  := $(LB_SRCS:.c=.o)
 TEST_BINS := tests/oracle tests/fcbench tests/fcunit
 
-.PHONY: all deps check demo bench bench-image bench-relabel clean
+.PHONY: all deps check demo bench bench-image bench-relabel bench-tree clean
 all: fclabel
 
 deps:
@@ -77,6 +77,10 @@ bench-image: deps
 bench-relabel: deps
 	@$(MAKE) -s --no-print-directory fclabel
 	@sh tests/bench_relabel.sh
+
+bench-tree: deps
+	@$(MAKE) -s --no-print-directory fclabel
+	@sh tests/bench_tree.sh
 
 # make install / uninstall (PREFIX, DESTDIR, BINDIR, MANDIR, LIBDIR ...), make static
 include mk/install.mk

@@ -18,13 +18,15 @@ static double now(void)
 
 /* Hard links: the first path's answer for every multiply-linked inode. */
 struct link {
-	ext2_ino_t ino;
+	uint64_t dev, ino;
+	bool used;
 	const struct fc_spec *spec; /* NULL: no label */
 	char *path;
 };
 
 struct run {
 	struct image *img;
+	const struct label_src *src; /* a live tree (tree.c) instead of the image */
 	const fc_set *set;
 	const struct label_opts *o;
 	struct label_stats *st;
@@ -133,7 +135,8 @@ static bool refs_trusted(struct run *r, const struct walk_entry *e, char *why, s
 	if (!r->refs)
 		count_ea_refs(r);
 	const struct suspect *su;
-	if (r->refs < 0 || !(su = bsearch(&b, r->suspect, r->nsuspect, sizeof(*su), cmp_blk)))
+	if (r->refs < 0 || !r->nsuspect ||
+	    !(su = bsearch(&b, r->suspect, r->nsuspect, sizeof(*su), cmp_blk)))
 		return true;
 	snprintf(why, n, "inode %u: its attribute block %llu has h_refcount %u but %zu inodes use "
 		 "it (run e2fsck); left as it is", e->ino, (unsigned long long)b, su->refcount,
@@ -212,11 +215,15 @@ static void warn(void *arg, const char *path, const char *msg)
 
 /* A damaged entry the walk reports (and leaves alone): a warning, and an error for the exit
  * status, since the image needs e2fsck and some of its files may not have the label they want. */
+static void event(struct run *r, const char *kind, const char *path, const char *has,
+		  const char *wants, const struct fc_spec *spec, const char *extra);
+
 static void walk_warn(void *arg, const char *path, const char *msg)
 {
 	struct run *r = arg;
 	warn(arg, path, msg);
 	r->st->errors++;
+	event(r, "error", path, NULL, NULL, NULL, msg);
 }
 
 static void event(struct run *r, const char *kind, const char *path, const char *has,
@@ -249,7 +256,7 @@ static void event(struct run *r, const char *kind, const char *path, const char 
 	fputc('}', r->o->json);
 }
 
-static struct link *link_slot(struct run *r, ext2_ino_t ino)
+static struct link *link_slot(struct run *r, uint64_t dev, uint64_t ino)
 {
 	if (r->nlinks * 2 >= r->linkmask) {
 		size_t nm = r->linkmask ? r->linkmask * 2 + 1 : 1023;
@@ -257,9 +264,9 @@ static struct link *link_slot(struct run *r, ext2_ino_t ino)
 		if (!nl)
 			return NULL;
 		for (size_t i = 0; r->links && i <= r->linkmask; i++)
-			if (r->links[i].ino) {
-				size_t b = (r->links[i].ino * 2654435761u) & nm;
-				while (nl[b].ino)
+			if (r->links[i].used) {
+				size_t b = ((r->links[i].ino ^ r->links[i].dev * 31) * 2654435761u) & nm;
+				while (nl[b].used)
 					b = (b + 1) & nm;
 				nl[b] = r->links[i];
 			}
@@ -267,13 +274,13 @@ static struct link *link_slot(struct run *r, ext2_ino_t ino)
 		r->links = nl;
 		r->linkmask = nm;
 	}
-	size_t b = (ino * 2654435761u) & r->linkmask;
-	while (r->links[b].ino && r->links[b].ino != ino)
+	size_t b = ((ino ^ dev * 31) * 2654435761u) & r->linkmask;
+	while (r->links[b].used && (r->links[b].ino != ino || r->links[b].dev != dev))
 		b = (b + 1) & r->linkmask;
 	return &r->links[b];
 }
 
-static bool excluded(const struct label_opts *o, const char *path, size_t len)
+bool label_excluded(const struct label_opts *o, const char *path, size_t len)
 {
 	for (size_t i = 0; i < o->nexcludes; i++) {
 		size_t el = strlen(o->excludes[i]);
@@ -292,21 +299,21 @@ static const char *spec_where(const struct fc_spec *s, char *buf, size_t n)
 	return buf;
 }
 
-static int visit(const struct walk_entry *e, void *arg)
+/* One file, from either walk: e is the image's entry, NULL on a live tree (r->src). */
+static int visit_file(struct run *r, const struct label_file *f, const struct walk_entry *e)
 {
-	struct run *r = arg;
 	const struct label_opts *o = r->o;
 	struct label_stats *st = r->st;
 	struct fc_result res;
 	char w1[8192], w2[1024];
-	mode_t mode = e->inode->i_mode;
+	mode_t mode = f->mode;
 
-	if (o->nexcludes && excluded(o, e->path, e->pathlen))
+	if (o->nexcludes && label_excluded(o, f->path, f->pathlen))
 		return 1;
 	st->scanned++;
 	int descend = 0;
 	if (LINUX_S_ISDIR(mode)) {
-		if (o->diff && !r->collect_only && !fc_diff_reaches(o->diff, e->path)) {
+		if (o->diff && !r->collect_only && !fc_diff_reaches(o->diff, f->path)) {
 			descend = 1;
 			st->dirs_skipped++;
 		} else {
@@ -319,44 +326,47 @@ static int visit(const struct walk_entry *e, void *arg)
 	case LINUX_S_IFBLK: case LINUX_S_IFIFO: case LINUX_S_IFSOCK:
 		break;
 	default:
-		snprintf(w1, sizeof(w1), "inode %u has an invalid file type (mode 0%o); left as it is",
-			 e->ino, mode);
-		walk_warn(r, e->path, w1);
+		snprintf(w1, sizeof(w1), "inode %llu has an invalid file type (mode 0%o); left as it is",
+			 (unsigned long long)f->ino, mode);
+		walk_warn(r, f->path, w1);
 		return 1;
 	}
-	int rc = fc_lookup(r->set, e->path, mode, &res);
+	int rc = fc_lookup(r->set, f->path, mode, &res);
 	if (rc) {
 		snprintf(w1, sizeof(w1), "lookup failed: %s", strerror(rc));
-		warn(r, e->path, w1);
+		warn(r, f->path, w1);
 		st->errors++;
 		return descend;
 	}
 	/* hard links: the first path decides */
-	if (!LINUX_S_ISDIR(mode) && e->inode->i_links_count > 1) {
-		struct link *l = link_slot(r, e->ino);
+	if (!LINUX_S_ISDIR(mode) && f->nlink > 1) {
+		struct link *l = link_slot(r, f->dev, f->ino);
 		if (!l)
 			return -1;
-		if (l->ino) {
+		if (l->used) {
 			const char *first = l->spec && strcmp(l->spec->context, "<<none>>") ? l->spec->context : NULL;
 			const char *now_ = res.status == FC_LABEL ? res.context : NULL;
 			if ((first || now_) && (!first || !now_ || strcmp(first, now_))) {
 				st->conflicts++;
 				clear_progress(r);
-				fprintf(stderr, "fclabel %s: hard link conflict: inode %u is %s (%s, %s) "
-					"and %s (%s, %s); keeping the first\n", o->cmd, e->ino,
-					l->path, l->spec ? l->spec->context : "no label",
-					spec_where(l->spec, w1, sizeof(w1)), e->path,
+				fprintf(stderr, "fclabel %s: hard link conflict: inode %llu is %s (%s, %s) "
+					"and %s (%s, %s); keeping the first\n", o->cmd,
+					(unsigned long long)f->ino, l->path,
+					l->spec ? l->spec->context : "no label",
+					spec_where(l->spec, w1, sizeof(w1)), f->path,
 					res.spec ? res.spec->context : "no label",
 					spec_where(res.spec, w2, sizeof(w2)));
-				event(r, "conflict", e->path, l->spec ? l->spec->context : NULL,
+				event(r, "conflict", f->path, l->spec ? l->spec->context : NULL,
 				      res.status == FC_LABEL ? res.context : NULL, res.spec, l->path);
 			}
 			st->unchanged++;
 			return descend;
 		}
-		l->ino = e->ino;
+		l->used = true;
+		l->dev = f->dev;
+		l->ino = f->ino;
 		l->spec = res.spec;
-		l->path = strdup(e->path);
+		l->path = strdup(f->path);
 		r->nlinks++;
 		if (!l->path)
 			return -1;
@@ -369,11 +379,13 @@ static int visit(const struct walk_entry *e, void *arg)
 	}
 	const char *cur;
 	size_t curlen;
-	errcode_t xrc = xattr_get_label(r->x, e->ino, e->inode, &cur, &curlen);
-	if (xrc) {
-		snprintf(w1, sizeof(w1), "cannot read its attributes (inode %u): %s; left as it is",
-			 e->ino, error_message(xrc));
-		warn(r, e->path, w1);
+	errcode_t xrc = 0;
+	if (r->src ? r->src->get(r->src->arg, f, &cur, &curlen, w1, sizeof(w1)) != 0
+		   : (xrc = xattr_get_label(r->x, e->ino, e->inode, &cur, &curlen)) != 0) {
+		if (xrc)
+			snprintf(w1, sizeof(w1), "cannot read its attributes (inode %u): %s; left as "
+				 "it is", e->ino, error_message(xrc));
+		warn(r, f->path, w1);
 		st->errors++;
 		return descend;
 	}
@@ -384,7 +396,7 @@ static int visit(const struct walk_entry *e, void *arg)
 		st->unchanged++;
 		return descend;
 	}
-	if (o->diff && !LINUX_S_ISDIR(mode) && e->inode->i_links_count > 1) {
+	if (o->diff && !LINUX_S_ISDIR(mode) && f->nlink > 1) {
 		/* Another name of this inode may sit in a subtree this walk skips, and come first
 		 * in walk order: then it decides. Only a full walk can tell. */
 		r->need_full = true;
@@ -395,28 +407,33 @@ static int visit(const struct walk_entry *e, void *arg)
 		st->changed++;
 		clear_progress(r);
 		if (o->list)
-			fprintf(o->list, "%s\thas %s\twants %s\t%s\n", e->path, has, res.context,
+			fprintf(o->list, "%s\thas %s\twants %s\t%s\n", f->path, has, res.context,
 				spec_where(res.spec, w1, sizeof(w1)));
-		event(r, "differs", e->path, cur, res.context, res.spec, NULL);
+		event(r, "differs", f->path, cur, res.context, res.spec, NULL);
 		return descend;
 	}
-	if (o->mode == LM_LABEL && !refs_trusted(r, e, w1, sizeof(w1))) {
-		walk_warn(r, e->path, w1);
-		event(r, "error", e->path, cur, res.context, res.spec, w1);
+	if (o->mode == LM_LABEL && e && !refs_trusted(r, e, w1, sizeof(w1))) {
+		walk_warn(r, f->path, w1);
 		return descend;
 	}
 	if (o->mode == LM_LABEL) {
-		xrc = xattr_set_label(r->x, e->ino, e->inode, res.context);
-		if (xrc) {
-			snprintf(w1, sizeof(w1), "cannot write %s: %s; left as it is", res.context,
-				 error_message(xrc));
+		int src = LSET_OK;
+		const char *why = w2;
+		if (r->src) {
+			src = r->src->set(r->src->arg, f, res.context, w2, sizeof(w2));
+		} else if ((xrc = xattr_set_label(r->x, e->ino, e->inode, res.context))) {
+			src = xrc == EXT2_ET_BLOCK_ALLOC_FAIL ? LSET_NOSPACE : LSET_ERROR;
+			why = error_message(xrc);
+		}
+		if (src != LSET_OK) {
+			snprintf(w1, sizeof(w1), "cannot write %s: %s; left as it is", res.context, why);
 			/* a full image: the first few are named, the total follows at the end */
-			if (xrc != EXT2_ET_BLOCK_ALLOC_FAIL || ++st->nospace <= 10)
-				warn(r, e->path, w1);
+			if (src != LSET_NOSPACE || ++st->nospace <= 10)
+				warn(r, f->path, w1);
 			else
 				st->warnings++;
 			st->errors++;
-			event(r, "error", e->path, cur, res.context, res.spec, error_message(xrc));
+			event(r, "error", f->path, cur, res.context, res.spec, why);
 			return descend;
 		}
 	}
@@ -424,11 +441,35 @@ static int visit(const struct walk_entry *e, void *arg)
 	if (o->verbose) {
 		clear_progress(r);
 		printf("%s %s: %s -> %s (%s)\n", o->mode == LM_DRYRUN ? "would relabel" : "relabeled",
-		       e->path, has, res.context, spec_where(res.spec, w1, sizeof(w1)));
+		       f->path, has, res.context, spec_where(res.spec, w1, sizeof(w1)));
 	}
-	event(r, o->mode == LM_DRYRUN ? "would-change" : "changed", e->path, cur, res.context,
+	event(r, o->mode == LM_DRYRUN ? "would-change" : "changed", f->path, cur, res.context,
 	      res.spec, NULL);
 	return descend;
+}
+
+static int visit(const struct walk_entry *e, void *arg)
+{
+	struct label_file f = { e->path, e->pathlen, e->inode->i_mode, e->inode->i_links_count,
+				0, e->ino, NULL };
+	return visit_file(arg, &f, e);
+}
+
+int label_visit(struct label_run *run, const struct label_file *f)
+{
+	return visit_file((struct run *)run, f, NULL);
+}
+
+void label_walk_warn(struct label_run *run, const char *path, const char *msg)
+{
+	walk_warn(run, path, msg);
+}
+
+static errcode_t walk_any(struct run *r, struct walk_stats *ws)
+{
+	if (r->src)
+		return r->src->walk(r->src->arg, (struct label_run *)r);
+	return walk_image(r->img->fs, r->o->mountpoint, visit, r, ws, walk_warn);
 }
 
 static void free_links(struct run *r)
@@ -440,19 +481,21 @@ static void free_links(struct run *r)
 	r->nlinks = r->linkmask = 0;
 }
 
-int label_tree(struct image *img, const fc_set *set, const struct label_opts *o,
-	       struct label_stats *st)
+/* An image (img), or a live tree (src). */
+static int label_any(struct image *img, const struct label_src *src, const fc_set *set,
+		     const struct label_opts *o, struct label_stats *st)
 {
-	struct run r = { .img = img, .set = set, .o = o, .st = st, .json_first = true };
+	struct run r = { .img = img, .src = src, .set = set, .o = o, .st = st, .json_first = true };
 	struct walk_stats ws = { 0 };
+	const char *name = img ? img->name : src->name;
 	errcode_t rc;
 
 	memset(st, 0, sizeof(*st));
 	r.start = now();
 	r.tty = o->progress && isatty(STDERR_FILENO);
-	r.total = img->fs->super->s_inodes_count - img->fs->super->s_free_inodes_count;
-	r.x = xattr_new(img->fs);
-	if (!r.x) {
+	r.total = src ? src->total
+		      : img->fs->super->s_inodes_count - img->fs->super->s_free_inodes_count;
+	if (img && !(r.x = xattr_new(img->fs))) {
 		fprintf(stderr, "fclabel %s: out of memory\n", o->cmd);
 		return -1;
 	}
@@ -461,7 +504,7 @@ int label_tree(struct image *img, const fc_set *set, const struct label_opts *o,
 	if (o->strict && o->mode == LM_LABEL) {
 		/* first pass: conflicts are an error before anything is written */
 		r.collect_only = true;
-		rc = walk_image(img->fs, o->mountpoint, visit, &r, &ws, walk_warn);
+		rc = walk_any(&r, &ws);
 		clear_progress(&r);
 		unsigned long conflicts = st->conflicts;
 		free_links(&r);
@@ -480,7 +523,7 @@ int label_tree(struct image *img, const fc_set *set, const struct label_opts *o,
 		r.collect_only = false;
 		r.start = now();
 	}
-	rc = walk_image(img->fs, o->mountpoint, visit, &r, &ws, walk_warn);
+	rc = walk_any(&r, &ws);
 	clear_progress(&r);
 	if (!rc && r.need_full) {
 		struct label_opts full = *o;
@@ -492,14 +535,14 @@ int label_tree(struct image *img, const fc_set *set, const struct label_opts *o,
 		memset(st, 0, sizeof(*st));
 		r.o = &full;
 		r.need_full = false;
-		rc = walk_image(img->fs, o->mountpoint, visit, &r, &ws, walk_warn);
+		rc = walk_any(&r, &ws);
 		clear_progress(&r);
 		st->changed += first.changed;
 		st->unchanged -= st->unchanged >= first.changed ? first.changed : 0;
 		st->dirs_skipped = 0;
 	}
 	unsigned long fixed = 0;
-	if (!rc && o->mode == LM_LABEL) {
+	if (!rc && o->mode == LM_LABEL && img) {
 		rc = xattr_reconcile(r.x, &fixed);
 		if (fixed)
 			fprintf(stderr, "fclabel %s: %s: corrected the reference counts of %lu shared "
@@ -507,22 +550,24 @@ int label_tree(struct image *img, const fc_set *set, const struct label_opts *o,
 				img->name, fixed);
 	}
 	if (st->nospace)
-		fprintf(stderr, "fclabel %s: %s: %lu file(s) could not be labeled: the image has no "
-			"free block for their labels (%s)\n", o->cmd, img->name, st->nospace,
+		fprintf(stderr, "fclabel %s: %s: %lu file(s) could not be labeled: the %s has no "
+			"free %s for their labels (%s)\n", o->cmd, name, st->nospace,
+			img ? "image" : "file system", img ? "block" : "space",
 			st->nospace > 10 ? "the first 10 are named above" : "named above");
-	xattr_stats(r.x, &st->ea_allocated, &st->ea_shared);
+	if (r.x)
+		xattr_stats(r.x, &st->ea_allocated, &st->ea_shared);
 	xattr_free(r.x);
 	free(r.suspect);
 	free_links(&r);
 	st->seconds = now() - r.start;
 	if (rc) {
-		fprintf(stderr, "fclabel %s: %s: the walk stopped: %s\n", o->cmd, img->name,
+		fprintf(stderr, "fclabel %s: %s: the walk stopped: %s\n", o->cmd, name,
 			error_message(rc));
 		st->errors++;
 	}
 	if (o->json) {
-		fprintf(o->json, "\n  ],\n  \"image\": ");
-		json_str(o->json, img->name);
+		fprintf(o->json, "\n  ],\n  \"%s\": ", img ? "image" : "tree");
+		json_str(o->json, name);
 		fprintf(o->json, ",\n  \"mode\": \"%s\",\n  \"scanned\": %lu, \"changed\": %lu, "
 			"\"unchanged\": %lu, \"no_label\": %lu, \"conflicts\": %lu, \"errors\": %lu, "
 			"\"warnings\": %lu, \"ea_blocks_allocated\": %lu, \"ea_block_shares\": %lu, "
@@ -533,4 +578,16 @@ int label_tree(struct image *img, const fc_set *set, const struct label_opts *o,
 			st->dirs_skipped, st->seconds);
 	}
 	return rc ? -1 : 0;
+}
+
+int label_tree(struct image *img, const fc_set *set, const struct label_opts *o,
+	       struct label_stats *st)
+{
+	return label_any(img, NULL, set, o, st);
+}
+
+int label_source(const struct label_src *src, const fc_set *set, const struct label_opts *o,
+		 struct label_stats *st)
+{
+	return label_any(NULL, src, set, o, st);
 }

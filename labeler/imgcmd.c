@@ -2,15 +2,18 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fclabel.h"
 #include "label.h"
 #include "policy.h"
 
 const char label_usage[] =
-	"fclabel label IMAGE -S FC[,FC...] [-a MOUNTPOINT] [-n] [-e PATH]... [-v] [--json FILE]\n"
+	"fclabel label IMAGE|DIR -S FC[,FC...] [-a MOUNTPOINT] [-n] [-e PATH]... [-v] [--json FILE]\n"
 	"                    [--strict] [--force] [--base-only] [-z UNDO_FILE] [-o OUT] [--no-sync]\n"
-	"                    [--policy SEPOLICY]\n"
+	"                    [--policy SEPOLICY] [--cross-mounts]\n"
+	"\n"
+	"  IMAGE is an ext2/3/4 image or block device; DIR a mounted tree, labeled in place\n"
 	"\n"
 	"  -S, --file-contexts FC[,FC...]  file_contexts files, in order (repeatable)\n"
 	"  -a, --mount-point DIR  the path the image is mounted at (e.g. /system)\n"
@@ -28,11 +31,12 @@ const char label_usage[] =
 	"                         against a killed run, not against a power cut)\n"
 	"      --policy SEPOLICY  first check every context against this binary SELinux\n"
 	"                         policy (libsepol); stop if one is not valid\n"
+	"      --cross-mounts     DIR: also enter the file systems mounted below it\n"
 	"  -h, --help             show this help";
 
 const char check_usage[] =
-	"fclabel check IMAGE -S FC[,FC...] [-a MOUNTPOINT] [-e PATH]... [--json FILE] [--base-only]\n"
-	"                    [--policy SEPOLICY]\n"
+	"fclabel check IMAGE|DIR -S FC[,FC...] [-a MOUNTPOINT] [-e PATH]... [--json FILE] [--base-only]\n"
+	"                    [--policy SEPOLICY] [--cross-mounts]\n"
 	"\n"
 	"  -S, --file-contexts FC[,FC...]  file_contexts files, in order (repeatable)\n"
 	"  -a, --mount-point DIR  the path the image is mounted at (e.g. /system)\n"
@@ -41,13 +45,14 @@ const char check_usage[] =
 	"      --base-only        with one FC: skip FC.homedirs and FC.local\n"
 	"      --policy SEPOLICY  first check every context against this binary SELinux\n"
 	"                         policy (libsepol); stop if one is not valid\n"
+	"      --cross-mounts     DIR: also enter the file systems mounted below it\n"
 	"  -h, --help             show this help";
 
 const char relabel_usage[] =
-	"fclabel relabel IMAGE --from OLD_FC[,...]|none --to NEW_FC[,...] [-a MOUNTPOINT] [-e PATH]...\n"
-	"                      [-v] [--plan] [--verify] [--json FILE] [--force] [--base-only]\n"
-	"                      [-z UNDO_FILE] [-o OUT] [--no-sync]\n"
-	"                      [--policy SEPOLICY]\n"
+	"fclabel relabel IMAGE|DIR --from OLD_FC[,...]|none --to NEW_FC[,...] [-a MOUNTPOINT]\n"
+	"                      [-e PATH]... [-v] [--plan] [--verify] [--json FILE] [--force]\n"
+	"                      [--base-only] [-z UNDO_FILE] [-o OUT] [--no-sync]\n"
+	"                      [--policy SEPOLICY] [--cross-mounts]\n"
 	"\n"
 	"  --from OLD_FC[,...]    the file_contexts the image was labeled with ('none': label all)\n"
 	"  --to NEW_FC[,...]      the file_contexts to label it with now\n"
@@ -66,6 +71,7 @@ const char relabel_usage[] =
 	"                         against a killed run, not against a power cut)\n"
 	"      --policy SEPOLICY  first check every context against this binary SELinux\n"
 	"                         policy (libsepol); stop if one is not valid\n"
+	"      --cross-mounts     DIR: also enter the file systems mounted below it\n"
 	"  -h, --help             show this help";
 
 /* "/a//b/" -> "/a/b"; NULL when not absolute. */
@@ -108,6 +114,7 @@ int image_command(int argc, char **argv, int mode)
 		{ "undo", required_argument, NULL, 'z' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "no-sync", no_argument, NULL, 'Y' },
+		{ "cross-mounts", no_argument, NULL, 'X' },
 		{ 0 }
 	};
 	const bool check = mode == LM_CHECK, relabel = mode == LM_RELABEL;
@@ -129,6 +136,7 @@ int image_command(int argc, char **argv, int mode)
 	char *mp = NULL;
 	unsigned flags = 0, imgflags = 0;
 	int c, status = EXIT_USAGE;
+	bool tree = false;
 	fc_set *set = NULL;
 
 	while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
@@ -184,6 +192,7 @@ int image_command(int argc, char **argv, int mode)
 		case 'j': json = optarg; break;
 		case 'p': sepolicy = optarg; break;
 		case 's': o.strict = true; break;
+		case 'X': o.cross_mounts = true; break;
 		case 'f': imgflags |= IMG_FORCE; break;
 		case 'B': flags |= FC_BASE_ONLY; break;
 		case 'h': printf("usage: %s\n", usage); status = EXIT_OK; goto out;
@@ -199,6 +208,20 @@ int image_command(int argc, char **argv, int mode)
 	}
 	if (mp)
 		o.mountpoint = mp;
+	/* a directory: the live tree below it (tree.c) */
+	struct stat sb;
+	tree = !stat(argv[optind], &sb) && S_ISDIR(sb.st_mode);
+	if (tree && (ip.undo || ip.output || ip.no_sync || (imgflags & IMG_FORCE))) {
+		fprintf(stderr, "fclabel %s: %s is a directory: %s applies to images only\n", cmd,
+			argv[optind], ip.undo ? "-z" : ip.output ? "-o" : ip.no_sync ? "--no-sync"
+			: "--force");
+		goto out;
+	}
+	if (!tree && o.cross_mounts) {
+		fprintf(stderr, "fclabel %s: %s is not a directory: --cross-mounts applies to "
+			"directories only\n", cmd, argv[optind]);
+		goto out;
+	}
 	/* a policy with duplicate specs is refused, as setfiles refuses it */
 	set = load_policy(cmd, &files, flags | FC_NO_DUPS);
 	if (!set)
@@ -226,14 +249,15 @@ int image_command(int argc, char **argv, int mode)
 	}
 	if (check && !json)
 		o.list = stdout;
-	if (img_open(&img, argv[optind], o.mode == LM_LABEL ? IMG_RW | imgflags : 0, &ip, cmd))
+	if (!tree &&
+	    img_open(&img, argv[optind], o.mode == LM_LABEL ? IMG_RW | imgflags : 0, &ip, cmd))
 		goto out;
-	if (o.diff && !image_is_labeled(&img)) {
+	if (o.diff && !(tree ? dir_is_labeled(argv[optind]) : image_is_labeled(&img))) {
 		fprintf(stderr, "fclabel %s: %s has no labels: labeling every file\n", cmd,
 			argv[optind]);
 		o.diff = NULL;
 	}
-	int rc = label_tree(&img, set, &o, &st);
+	int rc = tree ? label_dir(argv[optind], set, &o, &st) : label_tree(&img, set, &o, &st);
 	if (!rc && verify) {
 		/* the full check, on what was just written */
 		struct label_opts vo = o;
@@ -243,7 +267,8 @@ int image_command(int argc, char **argv, int mode)
 		vo.json = NULL;
 		vo.list = stderr;
 		vo.cmd = "relabel --verify";
-		if (label_tree(&img, set, &vo, &vst) || vst.changed || vst.errors) {
+		if ((tree ? label_dir(argv[optind], set, &vo, &vst) : label_tree(&img, set, &vo, &vst)) ||
+		    vst.changed || vst.errors) {
 			fprintf(stderr, "fclabel %s: --verify: %lu file(s) differ from a full label\n",
 				cmd, vst.changed);
 			st.errors += vst.changed + vst.errors;
@@ -252,9 +277,9 @@ int image_command(int argc, char **argv, int mode)
 				cmd, vst.scanned, "the new policy");
 		}
 	}
-	if (rc)
+	if (rc && !tree)
 		img_abandon(&img);
-	if (img_close(&img, cmd))
+	if (!tree && img_close(&img, cmd))
 		rc = -1;
 	FILE *sum = (json && !strcmp(json, "-")) || check ? stderr : stdout;
 	fprintf(sum, "fclabel %s: %s: scanned %lu, %s %lu, unchanged %lu, no label %lu, "

@@ -88,6 +88,7 @@ struct label_opts {
 	FILE *json;                /* report, or NULL */
 	FILE *list;                /* check: differing files go here */
 	const struct fc_diff *diff; /* relabel: enter only directories a change can reach */
+	bool cross_mounts;         /* a live tree: enter file systems mounted below it too */
 };
 struct label_stats {
 	unsigned long scanned, changed, unchanged, nolabel, conflicts, errors, warnings;
@@ -99,5 +100,46 @@ struct label_stats {
 /* Labels (or checks) every file of the open image. Returns 0 when the walk completed. */
 int label_tree(struct image *img, const fc_set *set, const struct label_opts *o,
 	       struct label_stats *st);
+
+/* The same engine on a live directory tree (tree.c): one file as a walk sees it, and how labels
+ * are read and written there. */
+struct label_run; /* the engine's state during a walk */
+struct label_file {
+	const char *path;          /* mount point prefixed, NUL-terminated */
+	size_t pathlen;
+	unsigned mode;             /* type and permission bits */
+	unsigned long nlink;
+	uint64_t dev, ino;         /* the same pair, the same file (hard links) */
+	void *h;                   /* the walk's handle on this very inode */
+};
+enum { LSET_OK, LSET_ERROR, LSET_NOSPACE };
+struct label_src {
+	const char *name;          /* the directory, for messages */
+	unsigned long total;       /* about how many files: progress only */
+	void *arg;
+	/* Calls label_visit for every file, root first, depth first; its return value says
+	 * whether to enter a directory (0), skip it (1) or stop (-1). Returns 0 or an errno. */
+	long (*walk)(void *arg, struct label_run *run);
+	/* The current label (*val NULL when there is none), valid until the next call; or
+	 * non-zero, with why the label cannot be read in why. */
+	int (*get)(void *arg, const struct label_file *f, const char **val, size_t *len,
+		   char *why, size_t n);
+	/* Writes ctx with its trailing NUL: LSET_OK, or LSET_ERROR / LSET_NOSPACE with a reason. */
+	int (*set)(void *arg, const struct label_file *f, const char *ctx, char *why, size_t n);
+};
+int label_source(const struct label_src *src, const fc_set *set, const struct label_opts *o,
+		 struct label_stats *st);
+int label_visit(struct label_run *run, const struct label_file *f);
+/* A file the walk could not handle: a warning, counted as an error. */
+void label_walk_warn(struct label_run *run, const char *path, const char *msg);
+/* Whether -e leaves path out. */
+bool label_excluded(const struct label_opts *o, const char *path, size_t len);
+
+/* ---- tree.c ---- */
+/* Labels (or checks) the live tree at dir with openat/fstatat, never following a symlink. */
+int label_dir(const char *dir, const fc_set *set, const struct label_opts *o,
+	      struct label_stats *st);
+/* Whether the directory itself carries a label. */
+bool dir_is_labeled(const char *dir);
 
 #endif

@@ -3,6 +3,10 @@
  * An explicit stack (not recursion) so that deep trees cannot exhaust the C stack; one path
  * buffer that grows and shrinks with the walk, so paths longer than PATH_MAX are whole; each
  * directory inode is entered once, so a corrupt image with a directory loop cannot hang it.
+ * Damaged entries (names with '/' or NUL; inode numbers out of range, reserved, free or in the
+ * unused part of an inode table; inodes not in use, of no valid type, with an impossible
+ * i_extra_isize or symlink size; directories that cannot be read) are reported with warn()
+ * and left alone: the kernel would refuse them, and writing to them could make the image worse.
  */
 #include <errno.h>
 #include <et/com_err.h>
@@ -21,6 +25,7 @@ struct frame {
 struct collect {
 	struct frame *f;
 	errcode_t err;
+	unsigned long all; /* entries seen, "." and ".." included */
 };
 
 static int collect_entry(struct ext2_dir_entry *d, int offset, int blocksize, char *buf,
@@ -33,6 +38,7 @@ static int collect_entry(struct ext2_dir_entry *d, int offset, int blocksize, ch
 	(void)offset;
 	(void)blocksize;
 	(void)buf;
+	c->all++;
 	if (!d->inode || (len == 1 && d->name[0] == '.') ||
 	    (len == 2 && d->name[0] == '.' && d->name[1] == '.'))
 		return 0;
@@ -85,6 +91,121 @@ static int path_set(struct pathbuf *b, size_t at, const char *name, size_t n)
 	return 0;
 }
 
+/*
+ * Why a directory entry's inode number cannot be a file's, known before reading the inode (what
+ * e2fsck's pass 2 rejects); NULL when it can be.
+ */
+static const char *bad_ino(ext2_filsys fs, ext2_ino_t ino, char *buf, size_t n)
+{
+	ext2_ino_t ipg = fs->super->s_inodes_per_group;
+
+	if (ino < 1 || ino > fs->super->s_inodes_count) {
+		snprintf(buf, n, "directory entry points to inode %u, outside 1..%u; skipped", ino,
+			 fs->super->s_inodes_count);
+		return buf;
+	}
+	if (ino != EXT2_ROOT_INO && ino < EXT2_FIRST_INO(fs->super)) {
+		snprintf(buf, n, "directory entry points to inode %u, one of the file system's "
+			 "reserved inodes (1..%u: journal, resize, ...); skipped", ino,
+			 EXT2_FIRST_INO(fs->super) - 1);
+		return buf;
+	}
+	dgrp_t g = (ino - 1) / ipg;
+	ext2_ino_t idx = (ino - 1) % ipg, unused = ext2fs_bg_itable_unused(fs, g);
+	if (ext2fs_has_group_desc_csum(fs) && (ext2fs_bg_flags_test(fs, g, EXT2_BG_INODE_UNINIT) ||
+					       (unused <= ipg && idx >= ipg - unused))) {
+		snprintf(buf, n, "directory entry points to inode %u, in the unused part of group "
+			 "%u's inode table; skipped", ino, g);
+		return buf;
+	}
+	if (fs->inode_map && !ext2fs_test_inode_bitmap2(fs->inode_map, ino)) {
+		snprintf(buf, n, "directory entry points to inode %u, which the inode bitmap marks "
+			 "free; skipped", ino);
+		return buf;
+	}
+	return NULL;
+}
+
+/* Why an inode as read cannot be walked (the checks of the kernel's iget and e2fsck's pass 1
+ * that matter here); NULL when it can be. */
+static const char *bad_inode(ext2_filsys fs, ext2_ino_t ino, const struct ext2_inode_large *inode,
+			     char *buf, size_t n)
+{
+	unsigned mode = inode->i_mode, isize = EXT2_INODE_SIZE(fs->super);
+
+	switch (mode & LINUX_S_IFMT) {
+	case LINUX_S_IFREG: case LINUX_S_IFDIR: case LINUX_S_IFLNK: case LINUX_S_IFCHR:
+	case LINUX_S_IFBLK: case LINUX_S_IFIFO: case LINUX_S_IFSOCK:
+		break;
+	default:
+		if (!inode->i_links_count && !mode)
+			snprintf(buf, n, "inode %u is not in use (mode 0, links count 0); skipped", ino);
+		else
+			snprintf(buf, n, "inode %u has an invalid file type (mode 0%o); left as it is",
+				 ino, mode);
+		return buf;
+	}
+	if (!inode->i_links_count) {
+		snprintf(buf, n, "inode %u is not in use (links count 0); skipped", ino);
+		return buf;
+	}
+	if (inode->i_flags & EXT4_EA_INODE_FL) {
+		snprintf(buf, n, "inode %u holds an extended attribute value (EA inode), it is not a "
+			 "file; skipped", ino);
+		return buf;
+	}
+	if (isize > EXT2_GOOD_OLD_INODE_SIZE && ((inode->i_extra_isize & 3) ||
+	    EXT2_GOOD_OLD_INODE_SIZE + (unsigned)inode->i_extra_isize > isize)) {
+		snprintf(buf, n, "inode %u has an invalid i_extra_isize %u (inode size %u); left as "
+			 "it is", ino, inode->i_extra_isize, isize);
+		return buf;
+	}
+	if (inode->i_flags & EXT4_INLINE_DATA_FL) {
+		/* inline data continues in system.data (e2fsck: "INLINE_DATA_FL flag but extended
+		 * attribute not found"); libext2fs's inline data calls take it missing as empty */
+		struct ext2_xattr_handle *h;
+		void *v = NULL;
+		size_t l;
+		errcode_t e = ext2fs_xattrs_open(fs, ino, &h);
+		if (!e) {
+			if (!(e = ext2fs_xattrs_read(h)))
+				e = ext2fs_xattr_get(h, "system.data", &v, &l);
+			ext2fs_free_mem(&v);
+			ext2fs_xattrs_close(&h);
+		}
+		if (e) {
+			snprintf(buf, n, "inode %u has inline data but no readable system.data attribute "
+				 "(%s); left as it is", ino, error_message(e));
+			return buf;
+		}
+	}
+	if (LINUX_S_ISLNK(mode)) {
+		unsigned long long size = EXT2_I_SIZE(inode);
+		bool fast = !(inode->i_flags & EXT4_INLINE_DATA_FL) &&
+			    !ext2fs_inode_data_blocks2(fs, (struct ext2_inode *)inode);
+		if (!size || size >= fs->blocksize || (fast && size >= sizeof(inode->i_block))) {
+			snprintf(buf, n, "symlink inode %u has an impossible size %llu; left as it is",
+				 ino, size);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/* A directory whose size is not whole blocks: e2fsck corrects it, the kernel reads only up to
+ * it. Its entries are still walked. */
+static const char *odd_dir(ext2_filsys fs, ext2_ino_t ino, const struct ext2_inode_large *inode,
+			   char *buf, size_t n)
+{
+	unsigned long long size = EXT2_I_SIZE(inode);
+	if (!LINUX_S_ISDIR(inode->i_mode) || (inode->i_flags & EXT4_INLINE_DATA_FL) ||
+	    (size && !(size % fs->blocksize)))
+		return NULL;
+	snprintf(buf, n, "directory inode %u has i_size %llu, not a whole number of %u-byte blocks "
+		 "(the kernel lists only that much of it); walked anyway", ino, size, fs->blocksize);
+	return buf;
+}
+
 errcode_t walk_image(ext2_filsys fs, const char *mountpoint, walk_fn fn, void *arg,
 		     struct walk_stats *st, void (*warn)(void *arg, const char *path, const char *msg))
 {
@@ -123,11 +244,26 @@ errcode_t walk_image(ext2_filsys fs, const char *mountpoint, walk_fn fn, void *a
 	rc = ext2fs_read_inode_full(fs, EXT2_ROOT_INO, (struct ext2_inode *)inode, (int)isize);
 	if (rc)
 		goto out;
+	const char *why = bad_inode(fs, EXT2_ROOT_INO, inode, msg, sizeof(msg));
+	if (!why && !LINUX_S_ISDIR(inode->i_mode)) {
+		snprintf(msg, sizeof(msg), "the root inode (%u) is not a directory (mode 0%o); "
+			 "nothing walked", EXT2_ROOT_INO, inode->i_mode);
+		why = msg;
+	}
+	if (why) {
+		warn(arg, path.p, why);
+		st->warnings++;
+		goto out;
+	}
+	if ((why = odd_dir(fs, EXT2_ROOT_INO, inode, msg, sizeof(msg)))) {
+		warn(arg, path.p, why);
+		st->warnings++;
+	}
 	struct walk_entry e = { EXT2_ROOT_INO, EXT2_ROOT_INO, path.p, path.len, inode };
 	int r = fn(&e, arg);
 	if (r < 0)
 		goto out;
-	if (r == 1 || !LINUX_S_ISDIR(inode->i_mode))
+	if (r == 1)
 		goto out;
 	seen[EXT2_ROOT_INO / 8] |= 1 << (EXT2_ROOT_INO % 8);
 
@@ -151,14 +287,28 @@ errcode_t walk_image(ext2_filsys fs, const char *mountpoint, walk_fn fn, void *a
 			f->dir = next_dir;
 			f->pathlen = next_len;
 			f->size = f->pos = 0;
-			struct collect c = { f, 0 };
+			struct collect c = { f, 0, 0 };
 			path.p[next_len] = 0;
 			errcode_t drc = ext2fs_dir_iterate(fs, next_dir, 0, NULL, collect_entry, &c);
 			if (c.err) {
 				rc = c.err;
 				goto out;
 			}
-			if (drc) {
+			if (!drc && !c.all) {
+				/* not even "." and "..": libext2fs's block iterator does not report
+				 * an extent tree it cannot open; say why */
+				struct ext2_inode di;
+				ext2_extent_handle_t h;
+				drc = ext2fs_read_inode(fs, next_dir, &di);
+				if (!drc && (di.i_flags & EXT4_EXTENTS_FL) &&
+				    !(drc = ext2fs_extent_open2(fs, next_dir, &di, &h)))
+					ext2fs_extent_free(h);
+				snprintf(msg, sizeof(msg), "directory inode %u has no entries, not even "
+					 "'.' (its block map is damaged%s%s); nothing below it walked",
+					 next_dir, drc ? ": " : "", drc ? error_message(drc) : "");
+				warn(arg, path.p, msg);
+				st->warnings++;
+			} else if (drc) {
 				snprintf(msg, sizeof(msg), "cannot read directory (inode %u): %s",
 					 next_dir, error_message(drc));
 				warn(arg, path.p, msg);
@@ -183,10 +333,19 @@ errcode_t walk_image(ext2_filsys fs, const char *mountpoint, walk_fn fn, void *a
 		f->pos += 6 + nl;
 		if ((rc = path_set(&path, f->pathlen, name, nl)))
 			goto out;
-		if (ino < 1 || ino > ninodes) {
-			snprintf(msg, sizeof(msg), "directory entry points to inode %u, outside 1..%u; "
-				 "skipped", ino, ninodes);
+		if (!nl || memchr(name, '/', nl) || memchr(name, 0, nl)) {
+			/* e2fsck's "illegal characters": as a path it would name another file */
+			for (size_t i = path.len - nl; i < path.len; i++)
+				if (path.p[i] == '/' || !path.p[i])
+					path.p[i] = '?';
+			snprintf(msg, sizeof(msg), "directory entry (inode %u) has a name of %u bytes "
+				 "that is empty or holds '/' or NUL (shown as '?'); skipped", ino, nl);
 			warn(arg, path.p, msg);
+			st->warnings++;
+			continue;
+		}
+		if ((why = bad_ino(fs, ino, msg, sizeof(msg)))) {
+			warn(arg, path.p, why);
 			st->warnings++;
 			continue;
 		}
@@ -198,6 +357,11 @@ errcode_t walk_image(ext2_filsys fs, const char *mountpoint, walk_fn fn, void *a
 			st->warnings++;
 			continue;
 		}
+		if ((why = bad_inode(fs, ino, inode, msg, sizeof(msg)))) {
+			warn(arg, path.p, why);
+			st->warnings++;
+			continue;
+		}
 		bool isdir = LINUX_S_ISDIR(inode->i_mode);
 		if (isdir && (seen[ino / 8] & (1 << (ino % 8)))) {
 			snprintf(msg, sizeof(msg), "directory inode %u is reached a second time (a "
@@ -205,6 +369,10 @@ errcode_t walk_image(ext2_filsys fs, const char *mountpoint, walk_fn fn, void *a
 			warn(arg, path.p, msg);
 			st->warnings++;
 			continue;
+		}
+		if (isdir && (why = odd_dir(fs, ino, inode, msg, sizeof(msg)))) {
+			warn(arg, path.p, why);
+			st->warnings++;
 		}
 		struct walk_entry we = { ino, f->dir, path.p, path.len, inode };
 		r = fn(&we, arg);

@@ -42,6 +42,7 @@ for line in sys.stdin:
 	rm -rf "$out/tree"
 	echo "$n" >"$out/base.n"
 fi
+[ -n "${BENCH_BUILD_ONLY:-}" ] && exit 0 # bench_tree.sh: only the image
 used=$(dumpe2fs -h "$img" 2>/dev/null | awk -F: '/^Inode count/ {c=$2} /^Free inodes/ {f=$2} END {print c - f}')
 echo "bench-image: $img, $used inodes in use, refpolicy $fc"
 

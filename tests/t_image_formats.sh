@@ -102,7 +102,9 @@ refuse "an image cut to 64 KiB" truncated.img
 : >empty.img
 refuse "an empty file" empty.img
 mkdir -p adir.img
-refuse "a directory" adir.img
+# a directory is a tree to label (t_tree.sh); the image-only options are refused for it
+refuse "a directory with -o" adir.img -o "$OUT/x.img"
+refuse "a directory with -z" adir.img -z "$OUT/x.undo"
 refuse "a missing file" "$OUT/no-such.img"
 for f in random truncated empty; do
 	run chk "$FCLABEL" check $f.img -S fc
