@@ -331,6 +331,14 @@ int fc_diff_reaches(const struct fc_diff *d, const char *dir)
 		size_t c = s->qlen < len ? s->qlen : len;
 		if (memcmp(s->q, buf, c))
 			continue;
+		/* A partial match only finds matches that start inside buf. "^a|b$" (a top-level
+		 * alternation) is not anchored: its "b$" can match text that starts after buf, in
+		 * any name below dir. Unless PCRE2 finds the pattern anchored, visit. */
+		uint32_t opts = 0;
+		if (pcre2_pattern_info(s->re, PCRE2_INFO_ALLOPTIONS, &opts) || !(opts & PCRE2_ANCHORED)) {
+			reach = 1;
+			continue;
+		}
 		int rc = pcre2_match(s->re, (PCRE2_SPTR)buf, len, 0,
 				     PCRE2_PARTIAL_SOFT | PCRE2_NO_JIT, d->md, NULL);
 		if (rc != PCRE2_ERROR_NOMATCH)

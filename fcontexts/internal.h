@@ -107,6 +107,13 @@ int fc_keep_buf(struct fc_set *set, char *buf);
 void fc_seterr(struct fc_error *err, const char *file, unsigned line, unsigned col,
 	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
+/* binfile.c: compiled file_contexts (sefcontext_compile's .bin), found by its magic number */
+bool fc_bin_magic(const char *buf, size_t len);
+int fc_parse_bin(struct fc_set *set, unsigned fileno_, const char *buf, size_t len,
+		 struct fc_error *err);
+/* libselinux's choice between PATH and PATH.bin, then fc_parse_file */
+int fc_parse_choose(struct fc_set *set, const char *path, bool optional, struct fc_error *err);
+
 /* scan.c */
 struct regex_shape {
 	bool meta;          /* libselinux 3.4's hasMetaChars */

@@ -333,7 +333,7 @@ static int parse_extra(struct fc_set *set, const char *base, const char *suffix,
 
 	if (!p)
 		return ENOMEM;
-	rc = subs ? fc_parse_subs(set, p, subs, true, err) : fc_parse_file(set, p, true, err);
+	rc = subs ? fc_parse_subs(set, p, subs, true, err) : fc_parse_choose(set, p, true, err);
 	free(p);
 	return rc == ENOENT ? 0 : rc;
 }
@@ -406,7 +406,8 @@ int fc_load_opts(fc_set **out, const char *const *files, size_t nfiles,
 		return ENOMEM;
 	pthread_mutex_init(&set->lock, NULL);
 	for (size_t i = 0; i < nfiles && !rc; i++)
-		rc = fc_parse_file(set, files[i], false, err);
+		rc = nfiles == 1 ? fc_parse_choose(set, files[i], false, err)
+				 : fc_parse_file(set, files[i], false, err);
 	if (!rc && (flags & FC_NO_DUPS))
 		rc = check_dups(set, set->nspecs, err);
 	if (!rc && nfiles == 1 && !(flags & FC_BASE_ONLY)) {

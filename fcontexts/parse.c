@@ -211,6 +211,8 @@ int fc_parse_file(struct fc_set *set, const char *path, bool optional, struct fc
 		free(name);
 		return ENOMEM;
 	}
+	if (fc_bin_magic(buf, len))
+		return fc_parse_bin(set, (unsigned)(set->nnames - 1), buf, len, err);
 	for (char *line = buf; line < buf + len;) {
 		char *nl = memchr(line, '\n', (size_t)(buf + len - line));
 		char *end = nl ? nl : buf + len;
@@ -250,6 +252,18 @@ int fc_parse_subs(struct fc_set *set, const char *path, struct sublist *list, bo
 		return rc;
 	if (push((void ***)&set->bufs, &set->nbufs, buf))
 		return free(buf), ENOMEM;
+	/* A NUL byte is refused, as in file_contexts: 3.4 reads a SRC that ends at one on past
+	 * it, taking the bytes after the NUL as DST. */
+	const char *nul = memchr(buf, 0, len);
+	if (nul) {
+		unsigned line = 1;
+		const char *bol = buf;
+		for (const char *c = buf; c < nul; c++)
+			if (*c == '\n')
+				line++, bol = c + 1;
+		fc_seterr(err, path, line, (unsigned)(nul - bol) + 1, "NUL byte in line");
+		return EINVAL;
+	}
 	/* Each piece is NUL-terminated in a private copy so the file buffer's bytes stay as read. */
 	for (size_t off = 0; off < len;) {
 		size_t n = 0;

@@ -39,6 +39,8 @@ need valgrind command -v valgrind
 need strace command -v strace
 # --policy tests: checkpolicy compiles the fixture policy; refpolicy's binary policy.33
 need checkpolicy command -v checkpolicy
+# compiled file_contexts (t_fcbin): libselinux 3.4's sefcontext_compile
+need selinux-utils test -x /usr/sbin/sefcontext_compile
 need selinux-policy-default test -f /etc/selinux/default/policy/policy.33
 missing=$(echo $missing)
 [ -z "$missing" ] && exit 0
