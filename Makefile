@@ -82,6 +82,7 @@ bench-tree: deps
 	@$(MAKE) -s --no-print-directory fclabel
 	@sh tests/bench_tree.sh
 
+include mk/fuzz.mk
 # make install / uninstall (PREFIX, DESTDIR, BINDIR, MANDIR, LIBDIR ...), make static
 include mk/install.mk
 
