@@ -754,6 +754,49 @@ static void *drop_input(void *arg)
 	return NULL;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The changed blocks, sorted, without repeats: what the result is built from, so that closing
+ * costs time in the blocks that changed and the chunks, never in the declared size. */
+static uint64_t *changed_list(struct sparse *s, size_t *n)
+{
+	size_t cap = s->used + WB_N + 1, k = 0;
+	uint64_t *a = malloc(cap * sizeof(*a));
+	if (!a)
+		return NULL;
+	for (size_t b = 0; s->key && b <= s->mask; b++)
+		if (s->key[b] && k < cap)
+			a[k++] = s->key[b] - 1;
+	for (unsigned e = 0; s->wb && e < WB_N; e++)
+		if (s->wb_dirty[e] && k < cap)
+			a[k++] = s->wb_blk[e];
+	qsort(a, k, sizeof(*a), cmp_u64);
+	size_t u = 0;
+	for (size_t i = 0; i < k; i++)
+		if (!u || a[u - 1] != a[i])
+			a[u++] = a[i];
+	*n = u;
+	return a;
+}
+
+/* The first index i with a[i] >= v. */
+static size_t at_or_after(const uint64_t *a, size_t n, uint64_t v)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (a[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static errcode_t write_result(struct sparse *s)
 {
 	char *dirc = strdup(s->out), *buf = malloc(s->blksz);
@@ -761,6 +804,8 @@ static errcode_t write_result(struct sparse *s)
 	errcode_t rc = ENOMEM;
 	pthread_t dropper;
 	bool dropping = false;
+	uint64_t *chg = NULL;
+	size_t nchg = 0;
 
 	w.big = malloc(COPY_BUF);
 	if (!dirc || !buf || !w.big)
@@ -772,6 +817,11 @@ static errcode_t write_result(struct sparse *s)
 	w.fd = s->tfd;
 	/* while same, the result file holds the input byte for byte up to the current chunk and
 	 * keeps its layout: changed blocks of RAW chunks are patched in at their own offsets */
+	chg = changed_list(s, &nchg);
+	if (!chg) {
+		rc = ENOMEM;
+		goto out;
+	}
 	bool same = s->copied && !s->had_crc;
 	dropping = same && !s->out_differs && layout_kept(s) &&
 		   pthread_create(&dropper, NULL, drop_input, s) == 0;
@@ -780,13 +830,10 @@ static errcode_t write_result(struct sparse *s)
 		const struct chunk *c = &s->c[i];
 		uint64_t b = c->start, end = c->start + c->nblk;
 		if (same) {
-			bool any = false;
-			for (uint64_t k = b; k < end; k++) {
-				if (!changed(s, k))
-					continue;
-				any = true;
-				if (c->type != CT_RAW)
-					break;
+			size_t j = at_or_after(chg, nchg, b);
+			bool any = j < nchg && chg[j] < end;
+			for (; c->type == CT_RAW && j < nchg && chg[j] < end; j++) {
+				uint64_t k = chg[j];
 				if ((rc = get_block(s, k, buf)))
 					goto out;
 				if (!pwrite_all(w.fd, buf, s->blksz, c->off + (k - c->start) * s->blksz)) {
@@ -801,18 +848,23 @@ static errcode_t write_result(struct sparse *s)
 			w.pos = c->hoff;
 			w.nchunks = c->idx;
 		}
+		if (c->type == CT_RAW) {
+			/* RAW stays one chunk across changed and unchanged blocks */
+			if ((rc = put_raw(&w, b, end - b, buf)))
+				goto out;
+			continue;
+		}
 		while (b < end) {
-			/* a run of blocks that are all changed, or all not */
-			bool ch = changed(s, b);
-			uint64_t e = b + 1;
-			while (e < end && changed(s, e) == ch)
-				e++;
-			if (c->type == CT_RAW || ch) {
-				/* RAW stays one chunk across changed and unchanged blocks */
-				if (c->type == CT_RAW)
-					e = end;
+			/* a run of changed blocks becomes RAW; the unchanged run up to the next one keeps
+			 * the chunk's type */
+			size_t j = at_or_after(chg, nchg, b);
+			uint64_t e;
+			if (j < nchg && chg[j] == b) {
+				for (e = b + 1; e < end && j + 1 < nchg && chg[j + 1] == e; j++)
+					e++;
 				rc = put_raw(&w, b, e - b, buf);
 			} else {
+				e = j < nchg && chg[j] < end ? chg[j] : end;
 				rc = put_same(&w, c, e - b, buf);
 			}
 			if (rc)
@@ -858,6 +910,7 @@ static errcode_t write_result(struct sparse *s)
 out:
 	if (dropping)
 		pthread_join(dropper, NULL);
+	free(chg);
 	free(dirc);
 	free(buf);
 	free(w.big);

@@ -38,6 +38,9 @@ printf 'leak:libselinux.so\n' >"$OUT/lsan.supp" # libselinux 3.4's own leaks
 export LSAN_OPTIONS="suppressions=$OUT/lsan.supp:print_suppressions=0"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+# the harnesses' scratch files (tests/fuzz/fuzzutil.c), kept here when one crashes
+mkdir -p "$OUT/tmp"
+export FUZZ_TMPDIR="$OUT/tmp"
 tmo=""
 command -v timeout >/dev/null 2>&1 && tmo="timeout 900"
 
@@ -93,10 +96,16 @@ for f in fixtures/fuzz/crashes/open/*; do
 	[ -f "$f" ] || continue
 	for h in $harnesses; do
 		case ${f##*/} in "$h"-*) ;; *) continue ;; esac
-		if replay "$f" "$h" "$f"; then
-			echo "note: $f (open) no longer crashes $h: move it to fixtures/fuzz/crashes/"
+		# at most 20 s each: some of these are hangs
+		saved=$tmo
+		[ -n "$tmo" ] && tmo="timeout 20"
+		replay "$f" "$h" "$f" >/dev/null
+		r=$?
+		tmo=$saved
+		if [ $r -eq 0 ]; then
+			echo "note: $f (open) no longer fails $h: move it to fixtures/fuzz/crashes/"
 		else
-			echo "note: $f (open, not fixed yet) still crashes $h"
+			echo "note: $f (open, not fixed yet) still fails $h (exit $_rc)"
 		fi
 	done
 done

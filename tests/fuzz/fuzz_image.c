@@ -24,7 +24,7 @@
 #include "label.h"
 #include "fuzzutil.c"
 
-#define MAX_INPUT (1 << 20)
+#define FZ_MAX_INPUT (1 << 20)
 #define MAX_EXTEND (16u << 20)
 
 static const char policy_plain[] =
@@ -148,7 +148,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			setup();
 		inited = true;
 	}
-	if (size > MAX_INPUT)
+	if (size > FZ_MAX_INPUT)
 		return 0;
 	fz_path(path, sizeof(path), "image");
 	fz_path(out, sizeof(out), "out.simg");

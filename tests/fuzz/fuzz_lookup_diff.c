@@ -41,7 +41,7 @@
 #include "fcontexts.h"
 #include "fuzzutil.c"
 
-#define MAX_INPUT 2048
+#define FZ_MAX_INPUT 2048
 #define MAX_LINES 32
 #define MAX_QUERIES 16
 #define MAX_AUTO 16
@@ -107,7 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		LLVMFuzzerInitialize(NULL, NULL);
 		inited = true;
 	}
-	if (size < 1 || size > MAX_INPUT)
+	if (size < 1 || size > FZ_MAX_INPUT)
 		return 0;
 	bool baseonly = data[0] & 1;
 	size_t n = fz_split(data + 1, size - 1, sec, 6);

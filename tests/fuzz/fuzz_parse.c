@@ -25,7 +25,7 @@
 #include "fcontexts.h"
 #include "fuzzutil.c"
 
-#define MAX_INPUT (64 * 1024)
+#define FZ_MAX_INPUT (64 * 1024)
 #define MAX_QUERIES 24
 
 static const mode_t modes[] = { 0, S_IFREG, S_IFDIR, S_IFLNK, S_IFCHR, S_IFBLK, S_IFIFO, S_IFSOCK,
@@ -194,7 +194,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fc_error err;
 	int rc;
 
-	if (size < 1 || size > MAX_INPUT)
+	if (size < 1 || size > FZ_MAX_INPUT)
 		return 0;
 	flags = data[0];
 	size_t n = fz_split(data + 1, size - 1, sec, 7);

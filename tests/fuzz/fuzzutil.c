@@ -2,7 +2,9 @@
  * Helpers the fuzz harnesses share, #included by each (static functions, one translation unit
  * per harness): a private scratch directory, writing files, splitting an input into sections.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -32,6 +34,30 @@ FZ_FN void fz_cleanup(void)
 	}
 }
 
+/* Removes base/fclabel-fuzz.PID directories left by harness processes that are gone (a crash
+ * skips atexit). */
+static void fz_sweep(const char *base)
+{
+	DIR *d = opendir(base);
+	struct dirent *e;
+	char path[512];
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char *end;
+		if (strncmp(e->d_name, "fclabel-fuzz.", 13))
+			continue;
+		long pid = strtol(e->d_name + 13, &end, 10);
+		if (*end || pid <= 0 || (pid != getpid() && (kill((pid_t)pid, 0) == 0 || errno != ESRCH)))
+			continue;
+		snprintf(path, sizeof(path), "rm -rf '%s/%s'", base, e->d_name);
+		if (system(path) != 0)
+			break;
+	}
+	closedir(d);
+}
+
 /* A private directory, on tmpfs when there is one: files are written on every run. */
 FZ_FN const char *fz_tmpdir(void)
 {
@@ -46,9 +72,10 @@ FZ_FN const char *fz_tmpdir(void)
 	}
 	if (!base || !*base)
 		base = "/tmp";
-	snprintf(fz_dir, sizeof(fz_dir), "%s/fclabel-fuzz.XXXXXX", base);
-	if (!mkdtemp(fz_dir)) {
-		perror("fuzz: mkdtemp");
+	fz_sweep(base);
+	snprintf(fz_dir, sizeof(fz_dir), "%s/fclabel-fuzz.%ld", base, (long)getpid());
+	if (mkdir(fz_dir, 0700) < 0) {
+		perror("fuzz: mkdir");
 		abort();
 	}
 	atexit(fz_cleanup);
