@@ -207,19 +207,7 @@ static int add_spec(struct fc_set *set, unsigned fileno_, unsigned ordinal, cons
 	s.pub.mode = mode;
 	s.pub.context = context;
 	s.col = 1;
-	s.tclass = (uint8_t)fc_mode_class(mode);
-	s.none = strcmp(context, "<<none>>") == 0;
-	s.next_same = -1;
-	/* the text parser grows the array by 256 at each multiple of 256: keep that invariant */
-	if (set->nspecs % 256 == 0) {
-		struct spec *nv = realloc(set->specs, (set->nspecs + 256) * sizeof(*nv));
-		if (!nv)
-			return ENOMEM;
-		set->specs = nv;
-	}
-	s.pub.index = (unsigned)set->nspecs;
-	set->specs[set->nspecs++] = s;
-	return 0;
+	return fc_push_spec(set, &s);
 }
 
 /* PCRE2's version strings start "10."; PCRE1's "8.". */

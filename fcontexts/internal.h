@@ -107,6 +107,8 @@ int fc_keep_buf(struct fc_set *set, char *buf);
 void fc_seterr(struct fc_error *err, const char *file, unsigned line, unsigned col,
 	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
+/* parse.c: appends a spec, filling in its derived fields */
+int fc_push_spec(struct fc_set *set, struct spec *s);
 /* binfile.c: compiled file_contexts (sefcontext_compile's .bin), found by its magic number */
 bool fc_bin_magic(const char *buf, size_t len);
 int fc_parse_bin(struct fc_set *set, unsigned fileno_, const char *buf, size_t len,

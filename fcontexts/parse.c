@@ -178,17 +178,24 @@ static int parse_line(struct fc_set *set, const char *path, unsigned fileno_, ch
 		s.pub.mode = m;
 		s.pub.context = f[2];
 	}
-	s.tclass = (uint8_t)fc_mode_class(s.pub.mode);
-	s.none = strcmp(s.pub.context, "<<none>>") == 0;
-	s.next_same = -1;
+	return fc_push_spec(set, &s);
+}
+
+/* Appends a spec whose regex, mode and context are set: the derived fields are filled in here,
+ * for the text and the compiled forms alike. */
+int fc_push_spec(struct fc_set *set, struct spec *s)
+{
+	s->tclass = (uint8_t)fc_mode_class(s->pub.mode);
+	s->none = strcmp(s->pub.context, "<<none>>") == 0;
+	s->next_same = -1;
 	if (set->nspecs % 256 == 0) {
 		struct spec *nv = realloc(set->specs, (set->nspecs + 256) * sizeof(*nv));
 		if (!nv)
 			return ENOMEM;
 		set->specs = nv;
 	}
-	s.pub.index = (unsigned)set->nspecs;
-	set->specs[set->nspecs++] = s;
+	s->pub.index = (unsigned)set->nspecs;
+	set->specs[set->nspecs++] = *s;
 	return 0;
 }
 
