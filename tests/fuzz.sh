@@ -361,7 +361,7 @@ run_one() {
 		"$h" "$secs" "${execs:-?}" "${eps:-?}" "${cov:-?}" "${ft:-?}" "${corp:-?}" "$files"
 	if [ "$after" -gt "$before" ] || { [ "$rc" -ne 0 ] && [ "$rc" -ne 72 ]; }; then
 		echo "  FAILED (exit $rc): $(ls -t "$d/artifacts" | grep -E "^(crash|leak|timeout|oom)-" | head -n 1); see $d/log"
-		grep -m 3 -E 'ERROR: |SUMMARY|fuzz_[a-z_]*: ' "$d/log" | sed 's/^/    /'
+		grep -a -m 3 -E 'ERROR: |SUMMARY|fuzz_[a-z_]*: ' "$d/log" | sed 's/^/    /'
 		return 1
 	fi
 	echo

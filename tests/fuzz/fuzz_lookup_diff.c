@@ -8,7 +8,8 @@
  *   2 FILE.subs   3 FILE.subs_dist   4 FILE.homedirs   5 FILE.local
  * Mode letters: f regular, d directory, l symlink, c char, b block, p fifo, s socket, x 0170000,
  * anything else 0 (then the letter is not part of the path). A path that does not start with
- * '/' gets one (libselinux is only asked about absolute paths). Every spec's regex is asked
+ * '/' gets one (libselinux is only asked about absolute paths); a byte 01 in it is a newline
+ * ('$' matches before a final one). Every spec's regex is asked
  * too, as a path, with modes 0, regular file and directory.
  *
  * Aborts when the two disagree on any answer (a context, or no label), or on whether the
@@ -23,9 +24,10 @@
  * string's end, taking stale bytes of an earlier line (or uninitialized stack) as its DST.
  * fcontexts reads such a line as having no DST, and skips it.
  *
- * Compiled files (a section that starts with the .bin magic 0xf97cff8a) are skipped: 3.4 loads
- * their serialized PCRE2 code as it is (pcre2_serialize_decode does not validate it), so fuzzed
- * ones crash libselinux itself. fuzz_parse fuzzes fcontexts' reader of them.
+ * Compiled files (a section that starts with the .bin magic 0xf97cff8a, in either byte order)
+ * are skipped: 3.4 loads their serialized PCRE2 code as it is (pcre2_serialize_decode does not
+ * validate it), so fuzzed ones crash libselinux itself; and it reads 3.8's big-endian version 6
+ * as text, which fcontexts reads. fuzz_parse fuzzes fcontexts' reader of them.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -117,7 +119,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (lines > MAX_LINES)
 		return 0;
 	for (size_t i = 0; i < n; i++)
-		if ((i == 0 || i >= 4) && sec[i].n >= 4 && !memcmp(sec[i].p, "\x8a\xff\x7c\xf9", 4))
+		if ((i == 0 || i >= 4) && sec[i].n >= 4 && (!memcmp(sec[i].p, "\x8a\xff\x7c\xf9", 4) ||
+							  !memcmp(sec[i].p, "\xf9\x7c\xff\x8a", 4)))
 			return 0;
 	input_text = (const char *)sec[0].p;
 	input_len = sec[0].n;
@@ -200,6 +203,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!full)
 			abort();
 		sprintf(full, "%s%s", p[0] == '/' ? "" : "/", p);
+		for (char *c = full; *c; c++)
+			if (*c == '\x01')
+				*c = '\n';
 		paths[np++] = full;
 		q[nq].path = full;
 		q[nq++].mode = m;
