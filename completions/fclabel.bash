@@ -9,7 +9,7 @@
 _fclabel_commands="label check relabel diff lookup explain"
 
 _fclabel_opts_label="-S --file-contexts -a --mount-point -n --dry-run -e --exclude -v --verbose
-	--json --strict --force --base-only -z --undo -o --output --no-sync --policy --cross-mounts
+	--json --strict --force --base-only -z --undo -o --output --no-sync --atomic --in-place --policy --cross-mounts
 	-h --help"
 _fclabel_args_label="-S --file-contexts -a --mount-point -e --exclude --json -z --undo
 	-o --output --policy"
@@ -19,7 +19,7 @@ _fclabel_opts_check="-S --file-contexts -a --mount-point -e --exclude --json --b
 _fclabel_args_check="-S --file-contexts -a --mount-point -e --exclude --json --policy"
 
 _fclabel_opts_relabel="--from --to -a --mount-point -e --exclude -v --verbose --plan --verify
-	--json --force --base-only -z --undo -o --output --no-sync --policy --cross-mounts -h --help"
+	--json --force --base-only -z --undo -o --output --no-sync --atomic --in-place --policy --cross-mounts -h --help"
 _fclabel_args_relabel="--from --to -a --mount-point -e --exclude --json -z --undo -o --output
 	--policy"
 

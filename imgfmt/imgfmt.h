@@ -27,6 +27,15 @@ const char *imgfmt_name(enum img_format fmt);
  * written when the input had them.
  */
 extern io_manager sparse_io_manager;
+/*
+ * A raw image written the same way: the input is copied beside the output (holes kept) while the
+ * labeler works, changed blocks are written into the copy, and the copy is synced and renamed
+ * over the output. An interrupted run leaves the original whole; costs free space for the copy.
+ * The settings below apply to it too.
+ */
+extern io_manager replace_io_manager;
+/* The image it replaces: any other file opened through it (an undo file) is a plain file. */
+void replace_io_set_image(const char *path);
 /* Where the result goes (NULL: over the input). Set before ext2fs_open2, like undo_io's. */
 void sparse_io_set_output(const char *path);
 /* Whether the result is synced to disk before it replaces the original (default: yes). */

@@ -24,6 +24,7 @@
 #include <libgen.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,6 +41,7 @@
 #define CT_FILL 0xCAC2
 #define CT_DONT_CARE 0xCAC3
 #define CT_CRC32 0xCAC4
+#define DIRECT UINT32_MAX
 
 struct sparse_header {
 	uint32_t magic;
@@ -69,10 +71,12 @@ struct sparse {
 	struct chunk *c;
 	size_t nc;
 	bool had_crc, rw, dirty, discard;
-	/* overlay: block -> slot in ofd, open addressing, key block + 1 */
+	bool raw;      /* a raw image: one RAW chunk from offset 0, no headers */
+	/* overlay: block -> slot in ofd (or DIRECT: already in the result file at its own offset),
+	 * open addressing, key block + 1 */
 	uint64_t *key;
 	uint32_t *slot;
-	size_t mask, used;
+	size_t mask, used, nslots;
 	char *blk;     /* one block of scratch */
 	/* write-back cache in front of the overlay: consecutive inode writes to one block of an
 	 * inode table become one write */
@@ -85,6 +89,7 @@ struct sparse {
 	char *tname;   /* its name when O_TMPFILE was not available */
 	uint64_t fsize, end; /* input size; where its last chunk ends */
 	pthread_t copier;
+	_Atomic uint64_t copied_to; /* the copy is final below this input offset */
 	bool copy_tried, copying, copied;
 	bool out_differs; /* -o: the input stays */
 	errcode_t copy_rc;
@@ -92,6 +97,7 @@ struct sparse {
 
 static char last_error[512];
 static char *output_path;
+static char *replace_image;
 static bool sync_result = true;
 
 void sparse_io_set_sync(bool sync)
@@ -102,6 +108,12 @@ void sparse_io_set_sync(bool sync)
 const char *sparse_io_error(void)
 {
 	return last_error[0] ? last_error : NULL;
+}
+
+void replace_io_set_image(const char *path)
+{
+	free(replace_image);
+	replace_image = path ? strdup(path) : NULL;
 }
 
 void sparse_io_set_output(const char *path)
@@ -172,6 +184,30 @@ static void fill_block(char *b, uint32_t blksz, uint32_t fill)
 {
 	for (uint32_t i = 0; i < blksz; i += 4)
 		memcpy(b + i, &fill, 4);
+}
+
+/* A raw image as one RAW chunk from offset 0 (no headers): the same copy, patch and rename. */
+static errcode_t parse_raw(struct sparse *s)
+{
+	struct stat st;
+	if (fstat(s->fd, &st) < 0)
+		return errno;
+	s->fsize = s->end = (uint64_t)st.st_size;
+	/* the largest unit (up to 4 KiB) the size is a multiple of: a tail shorter than that is
+	 * copied, never addressed (the file system ends before it) */
+	s->blksz = 4096;
+	while (s->blksz > 512 && s->fsize % s->blksz)
+		s->blksz /= 2;
+	s->total = s->fsize / s->blksz;
+	s->hdr.blk_sz = s->blksz;
+	s->hdr.total_chunks = 1;
+	if (!s->total)
+		return 0;
+	if (!(s->c = calloc(1, sizeof(*s->c))))
+		return ENOMEM;
+	s->c[0] = (struct chunk){ .start = 0, .nblk = s->total, .type = CT_RAW };
+	s->nc = 1;
+	return 0;
 }
 
 /* Reads the header and the chunk index; verifies CRC32 chunks when there are any. */
@@ -336,8 +372,15 @@ static long ov_find(struct sparse *s, uint64_t blk)
 	}
 }
 
-static errcode_t ov_add(struct sparse *s, uint64_t blk, uint32_t *slot)
+/* Records where block blk now is: a slot of the overlay file, or DIRECT. */
+static errcode_t ov_set(struct sparse *s, uint64_t blk, uint32_t slot)
 {
+	for (size_t b = (blk * 0x9e3779b97f4a7c15ull) >> 20 & s->mask; s->key && s->key[b];
+	     b = (b + 1) & s->mask)
+		if (s->key[b] == blk + 1) {
+			s->slot[b] = slot;
+			return 0;
+		}
 	if ((s->used + 1) * 2 > s->mask + 1 || !s->key) {
 		size_t nm = s->key ? s->mask * 2 + 1 : 1023;
 		uint64_t *nk = calloc(nm + 1, sizeof(*nk));
@@ -365,25 +408,50 @@ static errcode_t ov_add(struct sparse *s, uint64_t blk, uint32_t *slot)
 	while (s->key[b])
 		b = (b + 1) & s->mask;
 	s->key[b] = blk + 1;
-	s->slot[b] = *slot = (uint32_t)s->used++;
+	s->slot[b] = slot;
+	s->used++;
 	return 0;
 }
 
 #define WB_N 64
 
+/* Where block blk lies in the input (and, while the layout is kept, in the result), when it
+ * is in a RAW chunk. */
+static bool raw_offset(struct sparse *s, uint64_t blk, uint64_t *off)
+{
+	const struct chunk *c = find_chunk(s, blk);
+	if (!c || c->type != CT_RAW)
+		return false;
+	*off = c->off + (blk - c->start) * s->blksz;
+	return true;
+}
+
 static errcode_t wb_flush_one(struct sparse *s, unsigned e)
 {
 	if (!s->wb_dirty[e])
 		return 0;
-	long slot = ov_find(s, s->wb_blk[e]);
-	if (slot < 0) {
-		uint32_t sl;
-		errcode_t rc = ov_add(s, s->wb_blk[e], &sl);
-		if (rc)
+	uint64_t blk = s->wb_blk[e], off;
+	const char *data = s->wb + (size_t)e * s->blksz;
+	long slot = ov_find(s, blk);
+	errcode_t rc;
+	/* Once the copy has passed it, a block of a RAW chunk goes straight into the result at its
+	 * own offset (the copier never writes there again): nothing to patch at close. */
+	if (s->copying && !s->had_crc && raw_offset(s, blk, &off) &&
+	    off + s->blksz <= atomic_load_explicit(&s->copied_to, memory_order_acquire)) {
+		if (!pwrite_all(s->tfd, data, s->blksz, off))
+			return EXT2_ET_SHORT_WRITE;
+		if (slot != (long)DIRECT && (rc = ov_set(s, blk, DIRECT)))
 			return rc;
-		slot = sl;
+		s->wb_dirty[e] = false;
+		return 0;
 	}
-	if (!pwrite_all(s->ofd, s->wb + (size_t)e * s->blksz, s->blksz, (uint64_t)slot * s->blksz))
+	if (slot < 0 || slot == (long)DIRECT) {
+		slot = (long)s->nslots;
+		if ((rc = ov_set(s, blk, (uint32_t)s->nslots)))
+			return rc;
+		s->nslots++;
+	}
+	if (!pwrite_all(s->ofd, data, s->blksz, (uint64_t)slot * s->blksz))
 		return EXT2_ET_SHORT_WRITE;
 	s->wb_dirty[e] = false;
 	return 0;
@@ -403,12 +471,13 @@ static bool changed(struct sparse *s, uint64_t blk)
 
 #define COPY_BUF (1u << 20)
 
-/* Copies bytes [0, n) of fd in to fd out, inside the kernel where it can. */
-static errcode_t copy_fd(int in, int out, uint64_t n)
+/* Copies bytes [pos, n) of fd in to the same offsets of fd out, inside the kernel where it can;
+ * *done (when given) follows what is copied. */
+static errcode_t copy_range(int in, int out, uint64_t pos, uint64_t n, _Atomic uint64_t *done)
 {
 	char *buf = NULL;
 	errcode_t rc = 0;
-	for (uint64_t pos = 0; pos < n;) {
+	while (pos < n) {
 		size_t k = n - pos < COPY_BUF ? (size_t)(n - pos) : COPY_BUF;
 		ssize_t r = -1;
 		if (!buf) {
@@ -431,9 +500,43 @@ static errcode_t copy_fd(int in, int out, uint64_t n)
 			r = (ssize_t)k;
 		}
 		pos += (uint64_t)r;
+		if (done)
+			atomic_store_explicit(done, pos, memory_order_release);
 	}
 	free(buf);
 	return rc;
+}
+
+static errcode_t copy_fd(int in, int out, uint64_t n)
+{
+	return copy_range(in, out, 0, n, NULL);
+}
+
+/* Copies the whole input into the result file, holes left as holes (a raw image is mostly
+ * holes), following the progress in copied_to. */
+static errcode_t copy_whole(struct sparse *s)
+{
+	uint64_t pos = 0, n = s->fsize;
+	if (ftruncate(s->tfd, (off_t)n) < 0)
+		return errno;
+	while (pos < n) {
+		off_t data = lseek(s->fd, (off_t)pos, SEEK_DATA), hole;
+		if (data < 0 && errno == ENXIO)
+			break; /* only a hole is left */
+		if (data < 0 || (hole = lseek(s->fd, data, SEEK_HOLE)) < 0) {
+			data = (off_t)pos; /* no hole information: copy the rest */
+			hole = (off_t)n;
+		}
+		if ((uint64_t)hole > n)
+			hole = (off_t)n;
+		atomic_store_explicit(&s->copied_to, (uint64_t)data, memory_order_release);
+		errcode_t rc = copy_range(s->fd, s->tfd, (uint64_t)data, (uint64_t)hole, &s->copied_to);
+		if (rc)
+			return rc;
+		pos = (uint64_t)hole;
+	}
+	atomic_store_explicit(&s->copied_to, n, memory_order_release);
+	return 0;
 }
 
 /* The file the result is built in, beside the output: unnamed where the filesystem allows. */
@@ -449,7 +552,7 @@ static errcode_t make_result_file(struct sparse *s)
 	s->tfd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 #endif
 	if (s->tfd < 0) {
-		if (asprintf(&s->tname, "%s/.fclabel-sparse-XXXXXX", dir) < 0) {
+		if (asprintf(&s->tname, "%s/.fclabel-new-XXXXXX", dir) < 0) {
 			s->tname = NULL;
 			rc = ENOMEM;
 		} else if ((s->tfd = mkstemp(s->tname)) < 0) {
@@ -466,7 +569,7 @@ static errcode_t make_result_file(struct sparse *s)
 static void *copy_input(void *arg)
 {
 	struct sparse *s = arg;
-	errcode_t rc = copy_fd(s->fd, s->tfd, s->fsize);
+	errcode_t rc = copy_whole(s);
 	if (!rc && sync_result && fdatasync(s->tfd) < 0)
 		rc = errno;
 	s->copy_rc = rc;
@@ -523,6 +626,9 @@ static errcode_t get_block(struct sparse *s, uint64_t blk, char *dst)
 		return 0;
 	}
 	long slot = ov_find(s, blk);
+	uint64_t off;
+	if (slot == (long)DIRECT && raw_offset(s, blk, &off))
+		return pread_all(s->tfd, dst, s->blksz, off) ? 0 : EXT2_ET_SHORT_READ;
 	if (slot >= 0)
 		return pread_all(s->ofd, dst, s->blksz, (uint64_t)slot * s->blksz) ? 0 : EXT2_ET_SHORT_READ;
 	struct chunk *c = find_chunk(s, blk);
@@ -694,7 +800,7 @@ static errcode_t publish(struct sparse *s, const char *dir)
 	errcode_t rc = 0;
 	for (unsigned i = 0;; i++) {
 		free(tmp);
-		if (asprintf(&tmp, "%s/.fclabel-sparse-%ld-%u", dir, (long)getpid(), i) < 0)
+		if (asprintf(&tmp, "%s/.fclabel-new-%ld-%u", dir, (long)getpid(), i) < 0)
 			return ENOMEM;
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", s->tfd);
 		if (linkat(s->tfd, "", AT_FDCWD, tmp, AT_EMPTY_PATH) == 0 ||
@@ -797,6 +903,23 @@ static size_t at_or_after(const uint64_t *a, size_t n, uint64_t v)
 	return lo;
 }
 
+/* Blocks written straight into the result move to the overlay: before the result is written
+ * anew (the copy failed, or the layout changes and the rewrite would pass over them). */
+static errcode_t undirect(struct sparse *s)
+{
+	for (size_t b = 0; s->key && b <= s->mask; b++) {
+		uint64_t off;
+		if (!s->key[b] || s->slot[b] != DIRECT)
+			continue;
+		if (!raw_offset(s, s->key[b] - 1, &off) || !pread_all(s->tfd, s->blk, s->blksz, off))
+			return EXT2_ET_SHORT_READ;
+		if (!pwrite_all(s->ofd, s->blk, s->blksz, (uint64_t)s->nslots * s->blksz))
+			return EXT2_ET_SHORT_WRITE;
+		s->slot[b] = (uint32_t)s->nslots++;
+	}
+	return 0;
+}
+
 static errcode_t write_result(struct sparse *s)
 {
 	char *dirc = strdup(s->out), *buf = malloc(s->blksz);
@@ -812,8 +935,16 @@ static errcode_t write_result(struct sparse *s)
 		goto out;
 	const char *dir = dirname(dirc);
 	join_copy(s);
+	if (!s->copied && (rc = undirect(s)))
+		goto out;
 	if (s->tfd < 0 && (rc = make_result_file(s)))
 		goto out;
+	if (s->raw && !s->copied) {
+		/* a raw image is always the input copied, then patched */
+		if ((rc = copy_whole(s)))
+			goto out;
+		s->copied = true;
+	}
 	w.fd = s->tfd;
 	/* while same, the result file holds the input byte for byte up to the current chunk and
 	 * keeps its layout: changed blocks of RAW chunks are patched in at their own offsets */
@@ -834,6 +965,8 @@ static errcode_t write_result(struct sparse *s)
 			bool any = j < nchg && chg[j] < end;
 			for (; c->type == CT_RAW && j < nchg && chg[j] < end; j++) {
 				uint64_t k = chg[j];
+				if (!in_wb(s, k) && ov_find(s, k) == (long)DIRECT)
+					continue; /* already there */
 				if ((rc = get_block(s, k, buf)))
 					goto out;
 				if (!pwrite_all(w.fd, buf, s->blksz, c->off + (k - c->start) * s->blksz)) {
@@ -845,6 +978,8 @@ static errcode_t write_result(struct sparse *s)
 				continue;
 			/* a write into a FILL or DONT_CARE run: from here on the layout changes */
 			same = false;
+			if ((rc = undirect(s)))
+				goto out;
 			w.pos = c->hoff;
 			w.nchunks = c->idx;
 		}
@@ -890,15 +1025,22 @@ static errcode_t write_result(struct sparse *s)
 	h.total_chunks = w.nchunks;
 	h.image_checksum = 0;
 	char pad[4096] = { 0 };
-	if (ftruncate(w.fd, (off_t)w.pos) < 0 || !pwrite_all(w.fd, &h, sizeof(h), 0) ||
-	    (h.file_hdr_sz > sizeof(h) && !pwrite_all(w.fd, pad, h.file_hdr_sz - sizeof(h), sizeof(h))) ||
+	/* the result keeps the mode and, where we may, the owner of what it replaces */
+	struct stat st;
+	if (stat(s->out, &st) == 0) {
+		if (fchown(w.fd, st.st_uid, st.st_gid) < 0)
+			(void)0; /* not ours to give away: it stays ours */
+		fchmod(w.fd, st.st_mode & 07777);
+	}
+	errno = 0;
+	if (ftruncate(w.fd, (off_t)w.pos) < 0 ||
+	    (!s->raw && !pwrite_all(w.fd, &h, sizeof(h), 0)) ||
+	    (!s->raw && h.file_hdr_sz > sizeof(h) &&
+	     !pwrite_all(w.fd, pad, h.file_hdr_sz - sizeof(h), sizeof(h))) ||
 	    (sync_result && fsync(w.fd) < 0)) {
 		rc = errno ? errno : EIO;
 		goto out;
 	}
-	struct stat st;
-	if (stat(s->out, &st) == 0)
-		fchmod(w.fd, st.st_mode & 07777);
 	if ((rc = publish(s, dir)))
 		goto out;
 	int dfd = sync_result ? open(dir, O_RDONLY | O_DIRECTORY) : -1;
@@ -947,7 +1089,7 @@ static void sparse_free(struct sparse *s)
 	free(s);
 }
 
-static errcode_t sp_open(const char *name, int flags, io_channel *channel)
+static errcode_t open_common(const char *name, int flags, io_channel *channel, bool raw)
 {
 	struct sparse *s = calloc(1, sizeof(*s));
 	io_channel ch = calloc(1, sizeof(*ch));
@@ -965,7 +1107,8 @@ static errcode_t sp_open(const char *name, int flags, io_channel *channel)
 		rc = errno;
 		goto fail;
 	}
-	if ((rc = parse(s, name)))
+	s->raw = raw;
+	if ((rc = raw ? parse_raw(s) : parse(s, name)))
 		goto fail;
 	s->blk = malloc(s->blksz);
 	s->out = strdup(output_path ? output_path : name);
@@ -995,7 +1138,7 @@ static errcode_t sp_open(const char *name, int flags, io_channel *channel)
 		}
 	}
 	ch->magic = EXT2_ET_MAGIC_IO_CHANNEL;
-	ch->manager = sparse_io_manager;
+	ch->manager = raw ? replace_io_manager : sparse_io_manager;
 	ch->block_size = 1024;
 	ch->refcount = 1;
 	ch->private_data = s;
@@ -1009,9 +1152,24 @@ fail:
 	return rc;
 }
 
+static errcode_t sp_open(const char *name, int flags, io_channel *channel)
+{
+	return open_common(name, flags, channel, false);
+}
+
+static errcode_t rp_open(const char *name, int flags, io_channel *channel)
+{
+	/* another file opened through us (undo_io opens its undo file with its backing manager)
+	 * is a plain file */
+	if (replace_image && strcmp(name, replace_image))
+		return unix_io_manager->open(name, flags, channel);
+	return open_common(name, flags, channel, true);
+}
+
 void sparse_io_discard(io_channel channel)
 {
-	if (channel && channel->manager == sparse_io_manager)
+	/* (the caller may have put a copy of the manager in place: its open tells) */
+	if (channel && (channel->manager->open == sp_open || channel->manager->open == rp_open))
 		priv(channel)->discard = true;
 }
 
@@ -1032,7 +1190,22 @@ static errcode_t sp_close(io_channel ch)
 
 static errcode_t sp_set_blksize(io_channel ch, int blksize)
 {
+	struct sparse *s = priv(ch);
 	ch->block_size = blksize;
+	/* a raw image's unit follows the file system's block, when nothing is written yet: a
+	 * changed block then never fills a hole beside it */
+	if (s->raw && !s->dirty && !s->wb && blksize >= 512 && blksize <= 65536 &&
+	    !(blksize & (blksize - 1)) && s->fsize % (uint64_t)blksize == 0 &&
+	    (uint32_t)blksize != s->blksz) {
+		char *b = realloc(s->blk, (size_t)blksize);
+		if (!b)
+			return ENOMEM;
+		s->blk = b;
+		s->blksz = s->hdr.blk_sz = (uint32_t)blksize;
+		s->total = s->fsize / s->blksz;
+		if (s->nc)
+			s->c[0].nblk = s->total;
+	}
 	return 0;
 }
 
@@ -1100,6 +1273,23 @@ static struct struct_io_manager sparse_manager = {
 };
 
 io_manager sparse_io_manager = &sparse_manager;
+
+static struct struct_io_manager replace_manager = {
+	.magic = EXT2_ET_MAGIC_IO_MANAGER,
+	.name = "Raw image replaced whole I/O manager",
+	.open = rp_open,
+	.close = sp_close,
+	.set_blksize = sp_set_blksize,
+	.read_blk = sp_read,
+	.write_blk = sp_write,
+	.flush = sp_flush,
+	.write_byte = sp_write_byte,
+	.set_option = sp_set_option,
+	.read_blk64 = sp_read64,
+	.write_blk64 = sp_write64,
+};
+
+io_manager replace_io_manager = &replace_manager;
 
 /* ---- detection ---- */
 

@@ -5,6 +5,10 @@
 #include <stdlib.h>
 #include <time.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <unistd.h>
 
 #include "label.h"
@@ -39,6 +43,88 @@ static long bitmap_disagrees(ext2_filsys fs, unsigned long long *counted)
 	return bad;
 }
 
+/* The inode size the superblock gives (0: cannot tell; ext2fs_open2 will say why). */
+static unsigned inode_size_of(const char *name)
+{
+	unsigned char sb[1024];
+	int fd = open(name, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : pread(fd, sb, sizeof(sb), 1024);
+	if (fd >= 0)
+		close(fd);
+	if (n != (ssize_t)sizeof(sb) || (sb[0x38] | sb[0x39] << 8) != EXT2_SUPER_MAGIC)
+		return 0;
+	unsigned rev = sb[0x4c] | sb[0x4d] << 8 | sb[0x4e] << 16 | (unsigned)sb[0x4f] << 24;
+	return rev == EXT2_GOOD_OLD_REV ? EXT2_GOOD_OLD_INODE_SIZE : (unsigned)(sb[0x58] | sb[0x59] << 8);
+}
+
+/* Whether a labeled copy of raw image name can be made beside out: why not, or NULL. */
+static const char *no_room_for_copy(const char *name, const char *out, char *why, size_t len)
+{
+	struct stat st;
+	struct statvfs vfs;
+	char *d = strdup(out);
+	const char *dir = d ? dirname(d) : ".";
+	const char *res = NULL;
+
+	if (stat(name, &st) < 0) {
+		snprintf(why, len, "%s", strerror(errno));
+		res = why;
+	} else if (access(dir, W_OK | X_OK) < 0) {
+		snprintf(why, len, "%s: %s", dir, strerror(errno));
+		res = why;
+	} else if (statvfs(dir, &vfs) == 0 &&
+		   (unsigned long long)vfs.f_bavail * vfs.f_frsize < (unsigned long long)st.st_blocks * 512) {
+		snprintf(why, len, "%s has %llu MiB free, the copy needs %llu MiB", dir,
+			 (unsigned long long)vfs.f_bavail * vfs.f_frsize >> 20,
+			 (unsigned long long)st.st_blocks * 512 >> 20);
+		res = why;
+	}
+	free(d);
+	return res;
+}
+
+/* Whether raw image name is written as a labeled copy renamed over it (or over -o): on asking,
+ * or by default with 128-byte inodes, whose labels take blocks whose writes no order makes
+ * crash-safe in place. -1: refused (printed). */
+static int choose_replace(const char *name, const struct img_params *p, const char *cmd)
+{
+	char why[512];
+	const char *no;
+	int mode = p ? p->replace : REPLACE_AUTO;
+	const char *out = p && p->output ? p->output : name;
+	struct stat st;
+
+	if (p && p->output && mode == REPLACE_NEVER) {
+		fprintf(stderr, "fclabel %s: %s: -o writes a new image; --in-place cannot go with it\n",
+			cmd, name);
+		return -1;
+	}
+	if (mode == REPLACE_ALWAYS || (p && p->output)) {
+		if ((no = no_room_for_copy(name, out, why, sizeof(why)))) {
+			fprintf(stderr, "fclabel %s: %s: cannot make the labeled copy: %s\n", cmd, name,
+				no);
+			return -1;
+		}
+		return 1;
+	}
+	if (mode == REPLACE_NEVER || inode_size_of(name) != EXT2_GOOD_OLD_INODE_SIZE)
+		return 0;
+	if (stat(name, &st) == 0 && st.st_nlink > 1) {
+		fprintf(stderr, "fclabel %s: warning: %s has %lu hard links: written in place, so that "
+			"all of them see it (with 128-byte inodes, a killed run can leave a count that "
+			"e2fsck corrects; --in-place silences this)\n", cmd, name,
+			(unsigned long)st.st_nlink);
+		return 0;
+	}
+	if ((no = no_room_for_copy(name, out, why, sizeof(why)))) {
+		fprintf(stderr, "fclabel %s: warning: %s: no labeled copy can be made beside it (%s): "
+			"written in place (with 128-byte inodes, a killed run can leave a count that "
+			"e2fsck corrects; --in-place silences this)\n", cmd, name, no);
+		return 0;
+	}
+	return 1;
+}
+
 int img_open(struct image *img, const char *name, unsigned flags, const struct img_params *p,
 	     const char *cmd)
 {
@@ -54,10 +140,26 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 		fprintf(stderr, "fclabel %s: %s: %s\n", cmd, name, why);
 		return -1;
 	}
-	if (p && p->output && img->fmt != IMGFMT_SPARSE) {
-		fprintf(stderr, "fclabel %s: %s: -o is for sparse images; a %s image is written in "
-			"place (copy it first)\n", cmd, name, imgfmt_name(img->fmt));
+	if (p && img->fmt == IMGFMT_BLOCKDEV && (p->output || p->replace == REPLACE_ALWAYS)) {
+		fprintf(stderr, "fclabel %s: %s: %s is for image files; a block device is written in "
+			"place\n", cmd, name, p->output ? "-o" : "--atomic");
 		return -1;
+	}
+	if (p && img->fmt == IMGFMT_SPARSE && p->replace == REPLACE_NEVER) {
+		fprintf(stderr, "fclabel %s: %s: --in-place is for raw images; a sparse image is "
+			"replaced whole, only when complete\n", cmd, name);
+		return -1;
+	}
+	if (rw && img->fmt == IMGFMT_RAW) {
+		int r = choose_replace(name, p, cmd);
+		if (r < 0)
+			return -1;
+		img->replaced = r;
+	}
+	if (img->fmt == IMGFMT_SPARSE || img->replaced) {
+		sparse_io_set_output(p ? p->output : NULL);
+		sparse_io_set_sync(!(p && p->no_sync));
+		replace_io_set_image(name);
 	}
 	if (img->fmt == IMGFMT_SPARSE) {
 		if (p && p->undo) {
@@ -65,16 +167,16 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 				"image is replaced whole, only when complete\n", cmd, name);
 			return -1;
 		}
-		sparse_io_set_output(p ? p->output : NULL);
-		sparse_io_set_sync(!(p && p->no_sync));
 		io = sparse_io_manager;
+	} else if (img->replaced && !(p && p->undo)) {
+		io = replace_io_manager;
 	} else if (rw && p && p->undo) {
 		/* like tune2fs -z: a fresh undo file that e2undo replays */
 		if (unlink(p->undo) < 0 && errno != ENOENT) {
 			fprintf(stderr, "fclabel %s: -z %s: %s\n", cmd, p->undo, strerror(errno));
 			return -1;
 		}
-		set_undo_io_backing_manager(unix_io_manager);
+		set_undo_io_backing_manager(img->replaced ? replace_io_manager : unix_io_manager);
 		set_undo_io_backup_file((char *)p->undo);
 		io = undo_io_manager;
 	}
@@ -179,7 +281,7 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 		(void)ext2fs_read_inode_bitmap(img->fs);
 	/* With 128-byte inodes every label lives in a block, and xattr.c orders the writes of each
 	 * allocation for a crash: the block cache (which writes back in its own order) is off. */
-	if (rw && EXT2_INODE_SIZE(sb) <= EXT2_GOOD_OLD_INODE_SIZE)
+	if (rw && !img->replaced && EXT2_INODE_SIZE(sb) <= EXT2_GOOD_OLD_INODE_SIZE)
 		io_channel_set_options(img->fs->io, "cache=off");
 	if (rw) {
 		rc = ext2fs_read_bitmaps(img->fs);
@@ -205,7 +307,7 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 
 void img_abandon(struct image *img)
 {
-	if (img->fs && img->fmt == IMGFMT_SPARSE)
+	if (img->fs && (img->fmt == IMGFMT_SPARSE || img->replaced))
 		sparse_io_discard(img->fs->io);
 }
 

@@ -11,7 +11,7 @@
 const char label_usage[] =
 	"fclabel label IMAGE|DIR -S FC[,FC...] [-a MOUNTPOINT] [-n] [-e PATH]... [-v] [--json FILE]\n"
 	"                    [--strict] [--force] [--base-only] [-z UNDO_FILE] [-o OUT] [--no-sync]\n"
-	"                    [--policy SEPOLICY] [--cross-mounts]\n"
+	"                    [--atomic|--in-place] [--policy SEPOLICY] [--cross-mounts]\n"
 	"\n"
 	"  IMAGE is an ext2/3/4 image or block device; DIR a mounted tree, labeled in place\n"
 	"\n"
@@ -26,9 +26,12 @@ const char label_usage[] =
 	"      --force            write even if the superblock reports errors or needs recovery\n"
 	"      --base-only        with one FC: skip FC.homedirs and FC.local\n"
 	"  -z, --undo FILE        record an undo file that e2undo replays (raw images, devices)\n"
-	"  -o, --output OUT       write a sparse image's result to OUT instead of over it\n"
+	"  -o, --output OUT       write the result to OUT instead of over the image\n"
 	"      --no-sync          do not wait for the result to reach the disk (faster; safe\n"
 	"                         against a killed run, not against a power cut)\n"
+	"      --atomic           raw image: label a copy beside it and rename it over the\n"
+	"                         image when complete (default with 128-byte inodes)\n"
+	"      --in-place         raw image: write in place, even with 128-byte inodes\n"
 	"      --policy SEPOLICY  first check every context against this binary SELinux\n"
 	"                         policy (libsepol); stop if one is not valid\n"
 	"      --cross-mounts     DIR: also enter the file systems mounted below it\n"
@@ -52,7 +55,7 @@ const char relabel_usage[] =
 	"fclabel relabel IMAGE|DIR --from OLD_FC[,...]|none --to NEW_FC[,...] [-a MOUNTPOINT]\n"
 	"                      [-e PATH]... [-v] [--plan] [--verify] [--json FILE] [--force]\n"
 	"                      [--base-only] [-z UNDO_FILE] [-o OUT] [--no-sync]\n"
-	"                      [--policy SEPOLICY] [--cross-mounts]\n"
+	"                      [--atomic|--in-place] [--policy SEPOLICY] [--cross-mounts]\n"
 	"\n"
 	"  --from OLD_FC[,...]    the file_contexts the image was labeled with ('none': label all)\n"
 	"  --to NEW_FC[,...]      the file_contexts to label it with now\n"
@@ -66,9 +69,12 @@ const char relabel_usage[] =
 	"      --force            write even if the superblock reports errors or needs recovery\n"
 	"      --base-only        with one FC: skip FC.homedirs and FC.local\n"
 	"  -z, --undo FILE        record an undo file that e2undo replays (raw images, devices)\n"
-	"  -o, --output OUT       write a sparse image's result to OUT instead of over it\n"
+	"  -o, --output OUT       write the result to OUT instead of over the image\n"
 	"      --no-sync          do not wait for the result to reach the disk (faster; safe\n"
 	"                         against a killed run, not against a power cut)\n"
+	"      --atomic           raw image: label a copy beside it and rename it over the\n"
+	"                         image when complete (default with 128-byte inodes)\n"
+	"      --in-place         raw image: write in place, even with 128-byte inodes\n"
 	"      --policy SEPOLICY  first check every context against this binary SELinux\n"
 	"                         policy (libsepol); stop if one is not valid\n"
 	"      --cross-mounts     DIR: also enter the file systems mounted below it\n"
@@ -115,6 +121,8 @@ int image_command(int argc, char **argv, int mode)
 		{ "output", required_argument, NULL, 'o' },
 		{ "no-sync", no_argument, NULL, 'Y' },
 		{ "cross-mounts", no_argument, NULL, 'X' },
+		{ "atomic", no_argument, NULL, 'R' },
+		{ "in-place", no_argument, NULL, 'I' },
 		{ 0 }
 	};
 	const bool check = mode == LM_CHECK, relabel = mode == LM_RELABEL;
@@ -122,7 +130,7 @@ int image_command(int argc, char **argv, int mode)
 	const char *usage = check ? check_usage : relabel ? relabel_usage : label_usage;
 	const char *shortopts = check ? "S:a:e:h" : relabel ? "a:e:vz:o:h" : "S:a:ne:vz:o:h";
 	/* the long options each command takes, beyond the shared ones */
-	const char *own = check ? "" : relabel ? "OTPVfzoY" : "sfzoY";
+	const char *own = check ? "" : relabel ? "OTPVfzoYRI" : "sfzoYRI";
 	struct img_params ip = { 0 };
 	struct fcfiles files = { 0 }, from = { 0 };
 	bool from_none = false, verify = false;
@@ -140,7 +148,7 @@ int image_command(int argc, char **argv, int mode)
 	fc_set *set = NULL;
 
 	while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
-		if (strchr("OTPVsfzoY", c) && !strchr(own, c))
+		if (strchr("OTPVsfzoYRI", c) && !strchr(own, c))
 			die_usage(cmd, usage);
 		switch (c) {
 		case 'O':
@@ -158,6 +166,8 @@ int image_command(int argc, char **argv, int mode)
 		case 'z': ip.undo = optarg; break;
 		case 'o': ip.output = optarg; break;
 		case 'Y': ip.no_sync = true; break;
+		case 'R': ip.replace = REPLACE_ALWAYS; break;
+		case 'I': ip.replace = REPLACE_NEVER; break;
 		case 'S':
 			if (fcfiles_add(&files, optarg))
 				goto out;
@@ -211,9 +221,10 @@ int image_command(int argc, char **argv, int mode)
 	/* a directory: the live tree below it (tree.c) */
 	struct stat sb;
 	tree = !stat(argv[optind], &sb) && S_ISDIR(sb.st_mode);
-	if (tree && (ip.undo || ip.output || ip.no_sync || (imgflags & IMG_FORCE))) {
+	if (tree && (ip.undo || ip.output || ip.no_sync || ip.replace || (imgflags & IMG_FORCE))) {
 		fprintf(stderr, "fclabel %s: %s is a directory: %s applies to images only\n", cmd,
 			argv[optind], ip.undo ? "-z" : ip.output ? "-o" : ip.no_sync ? "--no-sync"
+			: ip.replace == REPLACE_ALWAYS ? "--atomic" : ip.replace ? "--in-place"
 			: "--force");
 		goto out;
 	}

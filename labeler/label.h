@@ -16,14 +16,19 @@
 struct image {
 	ext2_filsys fs;
 	const char *name;
-	bool rw, no_sync;
+	bool rw, no_sync, replaced; /* replaced: written as a copy renamed over it */
 	enum img_format fmt;
 };
 enum { IMG_RW = 1, IMG_FORCE = 2 };
+/* How a raw image file is written: in place, or as a labeled copy renamed over it (AUTO: the
+ * copy when its labels need blocks, i.e. 128-byte inodes, where writes in place cannot all be
+ * ordered for a crash) */
+enum { REPLACE_AUTO, REPLACE_ALWAYS, REPLACE_NEVER };
 struct img_params {
 	const char *undo;   /* -z: an undo file e2undo can replay (raw images, block devices) */
-	const char *output; /* -o: where a sparse image's result goes (default: over it) */
+	const char *output; /* -o: where the result goes (default: over the image) */
 	bool no_sync;       /* --no-sync: do not wait for the written data to reach the disk */
+	int replace;        /* --atomic, --in-place */
 };
 /* Opens an ext4/3/2 image (raw, Android sparse, or a block device); on failure prints why
  * (naming the image) and returns non-zero. Refuses what must not be written: mounted, errors,

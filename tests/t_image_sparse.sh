@@ -149,6 +149,17 @@ expect_eq "undo: e2undo succeeds" "$?" 0
 cmp -s u.img raw.img && ok "undo: e2undo restores the original byte for byte" || bad "undo: not restored"
 "$FCLABEL" label c.orig -S "$FC" -z x.undo >/dev/null 2>err
 expect_eq "undo on a sparse image: refused" "$?" 2
-"$FCLABEL" label raw.img -S "$FC" -o x.img -n >/dev/null 2>err
-expect_eq "-o on a raw image: refused" "$?" 2
+# -o on a raw image: the labeled copy goes to OUT, the input stays as it was
+cp raw.img o.img
+"$FCLABEL" label o.img -S "$FC" -a /system -o o.out >/dev/null 2>err
+expect_eq "-o on a raw image: labeled" "$?" 0
+cmp -s o.img raw.img && ok "-o on a raw image: the input is untouched" || bad "-o on a raw image: the input changed"
+cp raw.img o2.img
+"$FCLABEL" label o2.img -S "$FC" -a /system --in-place >/dev/null 2>&1
+cmp -s o.out o2.img && ok "-o on a raw image: OUT equals the image labeled in place" ||
+	bad "-o on a raw image: OUT differs from the image labeled in place"
+"$FCLABEL" label o.img -S "$FC" -o o.out --in-place >/dev/null 2>err
+expect_eq "-o with --in-place: refused" "$?" 2
+"$FCLABEL" label c.orig -S "$FC" --in-place >/dev/null 2>err
+expect_eq "--in-place on a sparse image: refused" "$?" 2
 finish
