@@ -14,7 +14,8 @@ fc=$shared/refpolicy/file_contexts
 [ -f "$fc" ] || { echo "bench-image: no refpolicy file_contexts"; exit 1; }
 
 img=$out/base.img
-if [ ! -f "$img" ] || [ "$(cat "$out/base.n" 2>/dev/null)" != "$n" ]; then
+img128=$out/base128.img
+if [ ! -f "$img" ] || [ ! -f "$img128" ] || [ "$(cat "$out/base.n" 2>/dev/null)" != "$n" ]; then
 	echo "bench-image: building a $n-inode tree from this machine's shape..."
 	rm -rf "$out/tree" "$img"
 	find /usr /etc /var /opt /root /srv /home -xdev \( -path "$top/tests/out" -prune \) -o -printf '%y %p\n' 2>/dev/null |
@@ -39,6 +40,9 @@ for line in sys.stdin:
 	count=$(find "$out/tree" | wc -l)
 	mke2fs -q -t ext4 -I 256 -N $((count + 1000)) -d "$out/tree" "$img" 2G >/dev/null 2>&1 ||
 		{ echo "bench-image: mke2fs failed"; exit 1; }
+	# the same tree with 128-byte inodes: every label in an attribute block
+	mke2fs -q -t ext4 -I 128 -N $((count + 1000)) -d "$out/tree" "$img128" 2G >/dev/null 2>&1 ||
+		{ echo "bench-image: mke2fs -I 128 failed"; exit 1; }
 	rm -rf "$out/tree"
 	echo "$n" >"$out/base.n"
 fi
@@ -51,6 +55,7 @@ measure() {
 	/usr/bin/time -f '%e %M' -o "$out/time" "$@" >"$out/cmd.out" 2>"$out/cmd.err"
 	echo "$? $(cat "$out/time" | tail -n 1)"
 }
+best() { awk 'NR == 1 || $1 < m { m = $1 } END { print m }'; }
 
 cp --sparse=always "$img" "$out/work.img"
 sync
@@ -68,7 +73,6 @@ echo "fclabel / e2fsck  : $(awk -v a="$fl_s" -v b="$fs_s" 'BEGIN { printf "%.2fx
 if command -v img2simg >/dev/null; then
 	[ "$out/base.simg" -nt "$img" ] || img2simg "$img" "$out/base.simg"
 	# raw and sparse forms alternately, each with and without --no-sync, best of BENCH_RUNS (3)
-	best() { awk 'NR == 1 || $1 < m { m = $1 } END { print m }'; }
 	for sync in "" --no-sync; do
 		: >"$out/raw.t"; : >"$out/sparse.t"
 		r=0; while [ $r -lt "${BENCH_RUNS:-3}" ]; do
@@ -99,6 +103,22 @@ if command -v img2simg >/dev/null; then
 else
 	echo "sparse: skipped (img2simg not installed: android-sdk-libsparse-utils)"
 fi
+
+# 128-byte inodes: written in place, and as a labeled copy renamed over the image (the default)
+: >"$out/inplace.t"; : >"$out/atomic.t"
+r=0; while [ $r -lt "${BENCH_RUNS:-3}" ]; do
+	cp --sparse=always "$img128" "$out/work.img"; sync
+	set -- $(measure "$top/fclabel" label "$out/work.img" -S "$fc" --in-place)
+	echo "$2 $3" >>"$out/inplace.t"
+	cp --sparse=always "$img128" "$out/work.img"; sync
+	set -- $(measure "$top/fclabel" label "$out/work.img" -S "$fc")
+	echo "$2 $3" >>"$out/atomic.t"
+	r=$((r + 1))
+done
+ip=$(best <"$out/inplace.t") at=$(best <"$out/atomic.t")
+echo "128-byte inodes (labels in blocks): --in-place $(cut -d' ' -f1 "$out/inplace.t" | tr '\n' ' ')s; renamed copy (default) $(cut -d' ' -f1 "$out/atomic.t" | tr '\n' ' ')s"
+echo "  copy / in place, best of each: $at / $ip = $(awk -v a="$at" -v b="$ip" 'BEGIN { printf "%.2fx", a / b }') ($(($(du -k "$img128" | cut -f1) / 1024)) MiB allocated, copied beside itself)"
+echo "  (the work directory's file system: $(findmnt -n -o FSTYPE,OPTIONS -T "$out" 2>/dev/null))"
 
 # setfiles on a loop-mounted copy
 mnt=$out/mnt

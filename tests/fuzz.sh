@@ -228,6 +228,14 @@ put("fuzz_sparse", "zero-length-chunk", sparse(1024, [("skip", 0), ("raw", blk(1
 put("fuzz_sparse", "bad-total", sparse(1024, mixed, total=3))
 put("fuzz_sparse", "truncated", sparse(1024, mixed)[:-100])
 put("fuzz_sparse", "b4k-fs.simg", b4k) if len(b4k) < 64 * 1024 else None
+def raw(data, opt):  # the same harness on a raw image: byte 24 (boot block) has bit 8
+    data = bytearray(data)
+    data[24] = opt | 8
+    return bytes(data)
+put("fuzz_sparse", "raw", raw(blk(1024, 40), 0))
+put("fuzz_sparse", "raw-tail-out", raw(blk(1024, 24) + b"tail", 1))
+put("fuzz_sparse", "raw-discard", raw(blk(1024, 12) + bytes(700), 2))
+put("fuzz_sparse", "raw-4k", raw(blk(4096, 9), 0))
 
 # ---- file_contexts: flags byte, then sections separated by ff fe
 demo = rd("fixtures/demo/file_contexts")

@@ -5,7 +5,9 @@
  * Input: a sparse image. Its header's image_checksum field (bytes 24..27), which the reader
  * ignores and the writer zeroes, drives the run: byte 24 is options (1: write the result to
  * another file with sparse_io_set_output, 2: discard instead of writing, 4: also open the
- * result with ext2fs_open2), bytes 24..27 seed the writes.
+ * result with ext2fs_open2, 8: take the same bytes as a raw image, through replace_io_manager:
+ * its whole 1 KiB units are the image, a shorter tail is kept as it is), bytes 24..27 seed
+ * the writes.
  *
  * 1. Open read-only; read a window of the image (all of it when it is at most 1 MiB, else the
  *    first 512 KiB and the last 64 KiB): every block the header declares must read.
@@ -106,17 +108,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fz_write(in, data, size);
 	unlink(out);
 	sparse_io_set_output(NULL);
+	bool raw = size >= 28 && (data[24] & 8);
+	io_manager mgr = raw ? replace_io_manager : sparse_io_manager;
+	replace_io_set_image(in);
 
-	rc = sparse_io_manager->open(in, 0, &ch);
-	if (rc)
+	rc = mgr->open(in, 0, &ch);
+	if (rc) {
+		if (raw)
+			die("a raw image did not open", rc);
 		return 0; /* refused: sparse_io_error() may say why */
+	}
 	if (size < 28)
 		die("opened an input shorter than a sparse header", 0);
 
 	unsigned opt = data[24];
 	rng = ((uint64_t)le32(data + 24) << 20) ^ size ^ 0x9e3779b97f4a7c15ull;
 	struct model m;
-	m.size = (uint64_t)le32(data + 12) * le32(data + 16);
+	m.size = raw ? size / 1024 * 1024 : (uint64_t)le32(data + 12) * le32(data + 16);
 	m.a = m.size <= SMALL ? m.size : W1;
 	m.b = m.size <= SMALL ? m.size : m.size - W2;
 	m.lo = malloc(m.a + 1);
@@ -134,7 +142,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* read-write */
 	if (opt & 1)
 		sparse_io_set_output(out);
-	rc = sparse_io_manager->open(in, IO_FLAG_RW, &ch);
+	rc = mgr->open(in, IO_FLAG_RW, &ch);
 	if (rc)
 		die("the read-write open failed where the read-only one did not", rc);
 	unsigned nops = 1 + next() % 12, writes = 0;
@@ -209,7 +217,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			die("with an output file the input changed", 0);
 		if (opt & 1)
 			free(now);
-		rc = sparse_io_manager->open(result, 0, &ch);
+		if (raw && ((now = fz_read(result, &got)) == NULL || got != size ||
+			    memcmp(now + m.size, data + m.size, size - m.size)))
+			die("the raw result's size or tail changed", 0);
+		if (raw)
+			free(now);
+		rc = mgr->open(result, 0, &ch);
 		if (rc)
 			die("the result does not open", rc);
 		read_window(ch, &m, lo2, hi2, "reading the result");
@@ -228,7 +241,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (opt & 4) {
 		ext2_filsys fs;
-		if (ext2fs_open2(result, NULL, EXT2_FLAG_64BITS, 0, 0, sparse_io_manager, &fs) == 0) {
+		if (ext2fs_open2(result, NULL, EXT2_FLAG_64BITS, 0, 0, mgr, &fs) == 0) {
 			ext2fs_read_bitmaps(fs);
 			ext2fs_close_free(&fs);
 		}
