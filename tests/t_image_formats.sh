@@ -11,7 +11,9 @@
 # - a label too long for any attribute space: that file fails (exit 1, named), the rest is labeled,
 #   the image stays consistent;
 # - attribute storage fclabel did not make: blocks shared kernel-style by two inodes (label and
-#   user.*; label only), values in an EA inode (ea_inode).
+#   user.*; label only), values in an EA inode (ea_inode);
+# - how a raw image is written (a copy renamed over it, or in place) and when: the same bytes
+#   every way.
 . "${TOP:-$(cd "$(dirname "$0")/.." && pwd)}/tests/imglib.sh"
 need_image_tools
 start=$(date +%s)
@@ -263,6 +265,56 @@ if debugfs -R 'ea_list /data/f1' eainode.img 2>/dev/null | grep -q 'user.big'; t
 	else bad "ea_inode: user.big changed"; fi
 else
 	echo "note: debugfs cannot make an ea_inode attribute here; that case is not run"
+fi
+
+# How a raw image is written: a labeled copy renamed over it (default with 128-byte inodes,
+# --atomic for any), or in place (--in-place, 256-byte inodes by default, hard-linked images,
+# no room beside it). Every way gives the same bytes.
+ino() { stat -c %i "$1"; }
+if mkimg w128.img tree 8M -t ext4 -I 128 && mkimg w256.img tree 8M -t ext4 -I 256; then
+	for isz in 128 256; do
+		cp w$isz.img ref$isz.img
+		run ref$isz "$FCLABEL" label ref$isz.img -S fc --in-place
+		expect_rc "$isz: --in-place" 0
+		for how in "" --atomic; do
+			cp w$isz.img a.img
+			i0=$(ino a.img)
+			run mode "$FCLABEL" label a.img -S fc $how
+			expect_rc "$isz: label ${how:-(default)}" 0
+			cmp -s a.img ref$isz.img && ok "$isz ${how:-(default)}: the same bytes as in place" ||
+				bad "$isz ${how:-(default)}: differs from the image labeled in place"
+			if [ "$isz" = 128 ] || [ -n "$how" ]; then want=replaced; else want="in place"; fi
+			[ "$(ino a.img)" != "$i0" ] && got=replaced || got="in place"
+			expect_eq "$isz ${how:-(default)}: written $want" "$got" "$want"
+		done
+		fsck_clean a.img "$isz --atomic"
+	done
+	# a hard-linked 128-byte image: written in place (both names see it), with a warning
+	cp w128.img h.img && ln -f h.img h2.img
+	run hard "$FCLABEL" label h.img -S fc
+	expect_rc "hard-linked 128: label" 0
+	cmp -s h2.img ref128.img && ok "hard-linked 128: the other name sees the labels" ||
+		bad "hard-linked 128: the other name does not see the labels"
+	expect_match "hard-linked 128: a warning says why" "$(cat "$OUT/hard.err")" "*hard links: written in place*"
+	rm -f h2.img
+	# no room beside it (an immutable directory lets nothing be created): --atomic refuses and
+	# changes nothing; the default writes in place with a warning
+	mkdir -p imm && cp w128.img imm/i.img
+	if chattr +i imm 2>/dev/null; then
+		run imm1 "$FCLABEL" label imm/i.img -S fc --atomic
+		expect_rc "no room: --atomic refused" 2
+		cmp -s imm/i.img w128.img && ok "no room: --atomic changed nothing" || bad "no room: --atomic changed the image"
+		run imm2 "$FCLABEL" label imm/i.img -S fc
+		expect_rc "no room: the default writes in place" 0
+		expect_match "no room: a warning says why" "$(cat "$OUT/imm2.err")" "*no labeled copy can be made*"
+		cmp -s imm/i.img ref128.img && ok "no room: labeled in place" || bad "no room: not labeled as in place"
+		chattr -i imm
+	else
+		echo "note: chattr +i does not work here; the no-room case is not run"
+	fi
+	# block devices are written in place; sparse images are always replaced
+	run opts1 "$FCLABEL" label w128.img -S fc --atomic --in-place -o x.img
+	expect_rc "-o with --in-place: refused" 2
 fi
 
 echo "t_image_formats: $(($(date +%s) - start)) s"
