@@ -638,23 +638,50 @@ int fc_parse_bin(struct fc_set *set, unsigned fileno_, const char *buf, size_t l
 
 /*
  * libselinux's open_file(): of PATH and PATH.bin, read the newer (modification time in whole
- * seconds, PATH.bin on a tie), or whichever exists. libselinux tries the other one when the
- * chosen file fails to load; we report the failure instead.
+ * seconds, PATH.bin on a tie), or whichever exists. When the chosen file fails to load and the
+ * other one exists, the other one is loaded, as libselinux does, and fc_load_warning says so.
  */
 int fc_parse_choose(struct fc_set *set, const char *path, bool optional, struct fc_error *err)
 {
 	size_t n = strlen(path);
 	char *bin = malloc(n + 5);
 	struct stat st, sb;
+	struct fc_error local;
 	int rc;
 
 	if (!bin)
 		return ENOMEM;
+	if (!err) {
+		memset(&local, 0, sizeof(local));
+		err = &local;
+	}
 	memcpy(bin, path, n);
 	memcpy(bin + n, ".bin", 5);
 	bool has_text = stat(path, &st) == 0, has_bin = stat(bin, &sb) == 0;
-	rc = fc_parse_file(set, has_bin && (!has_text || sb.st_mtime >= st.st_mtime) ? bin : path,
-			   optional, err);
+	bool use_bin = has_bin && (!has_text || sb.st_mtime >= st.st_mtime);
+	size_t before = set->nspecs;
+	rc = fc_parse_file(set, use_bin ? bin : path, optional, err);
+	/* As libselinux does: when the newer of the two cannot be loaded, the other one is (the
+	 * specs already taken from the first are dropped; regexes are compiled later). */
+	if (rc && rc != ENOMEM && has_bin && has_text) {
+		struct fc_error e2;
+		set->nspecs = before;
+		if (!fc_parse_file(set, use_bin ? path : bin, optional, &e2)) {
+			char where[32] = "", *w = NULL;
+			if (err->line)
+				snprintf(where, sizeof(where), "%u:", err->line);
+			if (asprintf(&w, "%s%s%s:%s %s; %s is used instead, as libselinux does",
+				     set->warning ? set->warning : "", set->warning ? "\n" : "",
+				     err->file, where, err->msg, use_bin ? path : bin) >= 0) {
+				free(set->warning);
+				set->warning = w;
+			}
+			memset(err, 0, sizeof(*err));
+			rc = 0;
+		} else {
+			set->nspecs = before;
+		}
+	}
 	free(bin);
 	return rc;
 }

@@ -46,6 +46,11 @@ struct fc_error {
 int fc_load(fc_set **out, const char *const *files, size_t nfiles, unsigned flags,
 	    struct fc_error *err);
 
+/* What loading worked around, or NULL: lines "FILE:[LINE:] REASON; OTHER is used instead" for
+ * each FILE (or FILE.bin) that failed to load while the other of the pair loaded, as libselinux
+ * falls back to the older of the two. Owned by the set. */
+const char *fc_load_warning(const fc_set *set);
+
 /* Add substitution files explicitly (SRC DST lines): local ones first, then dist. */
 struct fc_load_opts {
 	unsigned flags;

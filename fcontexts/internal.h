@@ -97,6 +97,7 @@ struct fc_set {
 	size_t lmask;
 	struct tier plain, regex;
 	pthread_mutex_t lock; /* guards lazy chunk building */
+	char *warning;        /* what loading worked around (fc_load_warning), or NULL */
 };
 
 /* parse.c */

@@ -454,10 +454,16 @@ static void free_subs(struct sublist *l)
 	free(l->v);
 }
 
+const char *fc_load_warning(const fc_set *set)
+{
+	return set ? set->warning : NULL;
+}
+
 void fc_free(fc_set *set)
 {
 	if (!set)
 		return;
+	free(set->warning);
 	fc_free_index(set);
 	for (size_t i = 0; i < set->nbufs; i++)
 		free(set->bufs[i]);

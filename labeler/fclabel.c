@@ -112,8 +112,17 @@ fc_set *load_policy(const char *cmd, const struct fcfiles *f, unsigned flags)
 	fc_set *set = NULL;
 	int rc = fc_load(&set, (const char *const *)f->v, f->n, flags, &err);
 
-	if (!rc)
+	if (!rc) {
+		/* a compiled FC.bin (or FC) that did not load, and the other one that did */
+		const char *w = fc_load_warning(set);
+		while (w && *w) {
+			const char *nl = strchr(w, '\n');
+			int len = nl ? (int)(nl - w) : (int)strlen(w);
+			fprintf(stderr, "fclabel %s: warning: %.*s\n", cmd, len, w);
+			w = nl ? nl + 1 : NULL;
+		}
 		return set;
+	}
 	fprintf(stderr, "fclabel %s: ", cmd);
 	if (err.file[0]) {
 		fprintf(stderr, "%s:", err.file);
