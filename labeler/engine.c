@@ -16,11 +16,11 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Hard links: the first path's answer for every multiply-linked inode. */
+/* Hard links: the first labeled path's answer for every multiply-linked inode. */
 struct link {
 	uint64_t dev, ino;
 	bool used;
-	const struct fc_spec *spec; /* NULL: no label */
+	const struct fc_spec *spec; /* the deciding spec (a label) */
 	char *path;
 };
 
@@ -338,26 +338,23 @@ static int visit_file(struct run *r, const struct label_file *f, const struct wa
 		st->errors++;
 		return descend;
 	}
-	/* hard links: the first path decides */
-	if (!LINUX_S_ISDIR(mode) && f->nlink > 1) {
+	/* hard links: the first path that gets a label decides, as in setfiles (a path with no
+	 * label, or <<none>>, leaves the file to its other names) */
+	if (!LINUX_S_ISDIR(mode) && f->nlink > 1 && res.status == FC_LABEL) {
 		struct link *l = link_slot(r, f->dev, f->ino);
 		if (!l)
 			return -1;
 		if (l->used) {
-			const char *first = l->spec && strcmp(l->spec->context, "<<none>>") ? l->spec->context : NULL;
-			const char *now_ = res.status == FC_LABEL ? res.context : NULL;
-			if ((first || now_) && (!first || !now_ || strcmp(first, now_))) {
+			if (strcmp(l->spec->context, res.context)) {
 				st->conflicts++;
 				clear_progress(r);
 				fprintf(stderr, "fclabel %s: hard link conflict: inode %llu is %s (%s, %s) "
 					"and %s (%s, %s); keeping the first\n", o->cmd,
-					(unsigned long long)f->ino, l->path,
-					l->spec ? l->spec->context : "no label",
-					spec_where(l->spec, w1, sizeof(w1)), f->path,
-					res.spec ? res.spec->context : "no label",
+					(unsigned long long)f->ino, l->path, l->spec->context,
+					spec_where(l->spec, w1, sizeof(w1)), f->path, res.context,
 					spec_where(res.spec, w2, sizeof(w2)));
-				event(r, "conflict", f->path, l->spec ? l->spec->context : NULL,
-				      res.status == FC_LABEL ? res.context : NULL, res.spec, l->path);
+				event(r, "conflict", f->path, l->spec->context, res.context, res.spec,
+				      l->path);
 			}
 			st->unchanged++;
 			return descend;

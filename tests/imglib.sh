@@ -558,7 +558,7 @@ def verify(a):
     recs = [(m, p) for p, _i, m in walked]
     want = lookup(fclabel, a.fc, recs, ["--base-only"] if a.base_only else [])
     first = {}      # ino -> index of its first path
-    exp = {}        # ino -> wanted context or None (first path decides), only for scanned inodes
+    exp = {}        # ino -> wanted context or None (the first labeled path decides), only for scanned inodes
     conflicts = []
     n = dict(scanned=0, changed=0, unchanged=0, nolabel=0)
     changed_paths = []
@@ -574,6 +574,12 @@ def verify(a):
         raw = B.inode(ino)
         isdir = mode & S_IFMT == S_IFDIR
         if not isdir and Image.links(raw) > 1:
+            # the first path that gets a label decides (as in setfiles); one with no label
+            # leaves the file to its other names
+            if want[k] is None:
+                n["nolabel"] += 1
+                exp.setdefault(ino, None)
+                continue
             if ino in first:
                 w0 = want[first[ino]]
                 if w0 != want[k]:

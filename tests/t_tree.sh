@@ -137,6 +137,8 @@ for d in (b"conflict_b", b"conflict_a", b"odd", b"none", b"inner", b"race/victim
     os.makedirs(P(d), exist_ok=True)
 open(P(b"conflict_a/f"), "w").close()
 os.link(P(b"conflict_a/f"), P(b"conflict_b/f"))         # two labels: the first path decides
+open(P(b"none/linked"), "w").close()
+os.link(P(b"none/linked"), P(b"linked_too"))            # <<none>> and a label: the label decides
 open(P(b"agree1"), "w").close()
 os.link(P(b"agree1"), P(b"agree2"))
 os.mkfifo(P(b"dev/fifo"))
@@ -223,6 +225,9 @@ expect_eq "the deep leaf" "$(label_of a.1 "$(grep -a -o '^/ttest/deep/[^	]*/leaf
 expect_eq "a label without its NUL that is right is left as it is" "$(grep -a '^/ttest/nonul	' a.1 | cut -f 3)" \
 	"$(printf 'system_u:object_r:tt_nonul_t:s0' | od -An -tx1 | tr -d ' \n')"
 expect_eq "<<none>> leaves a label as it was" "$(label_of a.1 /ttest/none/kept)" "system_u:object_r:kept_t:s0"
+expect_eq "a hard link with a <<none>> name: its labeled name decides, as in setfiles" \
+	"$(label_of a.1 /ttest/none/linked) $(label_of a.1 /ttest/linked_too)" \
+	"$(label_of b.1 /ttest/linked_too) $(label_of b.1 /ttest/linked_too)"
 expect_eq "the file system mounted inside is left alone" "$(grep -a '^/ttest/inner' a.1 | cut -f 3 | sort -u | tr '\n' ' ')" "- "
 expect_eq "user.* attributes are kept" "$("$PY" -c 'import os, sys; print(os.getxattr(sys.argv[1], "user.keep").decode())' "$OUT/a/ttest/wrong" 2>&1)" "me"
 setfiles -n -v -F -r "$OUT/a" "$FC" "$OUT/a" >sfn.out 2>sfn.err
