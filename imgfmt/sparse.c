@@ -98,6 +98,7 @@ struct sparse {
 static char last_error[512];
 static char *output_path;
 static char *replace_image;
+static struct sparse *last_rw; /* the open read-write image, for a discard through a wrapper */
 static bool sync_result = true;
 
 void sparse_io_set_sync(bool sync)
@@ -1070,6 +1071,8 @@ static void sparse_free(struct sparse *s)
 {
 	if (!s)
 		return;
+	if (last_rw == s)
+		last_rw = NULL;
 	if (s->fd >= 0)
 		close(s->fd);
 	if (s->ofd >= 0)
@@ -1137,6 +1140,8 @@ static errcode_t open_common(const char *name, int flags, io_channel *channel, b
 			goto fail;
 		}
 	}
+	if (s->rw)
+		last_rw = s;
 	ch->magic = EXT2_ET_MAGIC_IO_CHANNEL;
 	ch->manager = raw ? replace_io_manager : sparse_io_manager;
 	ch->block_size = 1024;
@@ -1168,9 +1173,12 @@ static errcode_t rp_open(const char *name, int flags, io_channel *channel)
 
 void sparse_io_discard(io_channel channel)
 {
-	/* (the caller may have put a copy of the manager in place: its open tells) */
+	/* (the caller may have put a copy of the manager in place: its open tells; under another
+	 * manager, undo_io's, the image is the one open read-write) */
 	if (channel && (channel->manager->open == sp_open || channel->manager->open == rp_open))
 		priv(channel)->discard = true;
+	else if (channel && last_rw)
+		last_rw->discard = true;
 }
 
 static errcode_t sp_close(io_channel ch)

@@ -308,7 +308,7 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 void img_abandon(struct image *img)
 {
 	if (img->fs && (img->fmt == IMGFMT_SPARSE || img->replaced))
-		sparse_io_discard(img->fs->io);
+		sparse_io_discard(img->fs->io); /* (through undo_io's channel too) */
 }
 
 bool image_is_labeled(struct image *img)

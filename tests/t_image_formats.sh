@@ -289,6 +289,17 @@ if mkimg w128.img tree 8M -t ext4 -I 128 && mkimg w256.img tree 8M -t ext4 -I 25
 		done
 		fsck_clean a.img "$isz --atomic"
 	done
+	# -z with a renamed copy: e2undo still gives the original back
+	if command -v e2undo >/dev/null; then
+		cp w128.img u.img
+		rm -f u.undo
+		run undo "$FCLABEL" label u.img -S fc -z u.undo
+		expect_rc "128 -z: label" 0
+		cmp -s u.img ref128.img && ok "128 -z: labeled" || bad "128 -z: not labeled as in place"
+		e2undo u.undo u.img >/dev/null 2>&1
+		expect_eq "128 -z: e2undo succeeds" "$?" 0
+		cmp -s u.img w128.img && ok "128 -z: e2undo restores the original" || bad "128 -z: not restored"
+	fi
 	# a hard-linked 128-byte image: written in place (both names see it), with a warning
 	cp w128.img h.img && ln -f h.img h2.img
 	run hard "$FCLABEL" label h.img -S fc
