@@ -21,9 +21,10 @@ const char *imgfmt_name(enum img_format fmt);
 
 /*
  * The Android sparse image io_manager. Reads never expand the image: blocks come from RAW
- * chunks, FILL patterns or DONT_CARE zeros. Writes go to a temporary overlay file; on close,
- * after a successful run, a new sparse image is written beside the output and renamed over it,
- * so an interrupted run leaves the original whole. CRC32 chunks are verified at open and
+ * chunks, FILL patterns or DONT_CARE zeros. The input is copied beside the output in the
+ * background; writes go into the copy once it has passed them, else to a temporary overlay
+ * file; on close, after a successful run, the copy is patched (or rewritten from the first
+ * change of layout) and renamed over the output, so an interrupted run leaves the original whole. CRC32 chunks are verified at open and
  * written when the input had them.
  */
 extern io_manager sparse_io_manager;

@@ -13,11 +13,15 @@
  * The result is built in a temporary file beside the output, synced, and renamed over it, so an
  * interrupted run leaves the original whole. To keep that close to the cost of writing in place,
  * the first write starts a thread that copies the input into the temporary file and syncs it
- * while the labeler works; at close, the changed blocks that sit in RAW chunks are patched into
- * the copy at their own offsets, and only from the first change that alters the chunk layout (a
- * write into a FILL or DONT_CARE run) is the rest rewritten. Images with CRC32 chunks are
- * rewritten whole, since their checksum covers everything. The temporary file is unnamed
- * (O_TMPFILE) where the filesystem allows it, so a killed run leaves nothing behind.
+ * while the labeler works. A changed block of a RAW chunk that the copy has already passed is
+ * written straight into the copy at its own offset; the others wait in the overlay, and at
+ * close those that sit in RAW chunks are patched in, and only from the first change that alters
+ * the chunk layout (a write into a FILL or DONT_CARE run) is the rest rewritten. Images with
+ * CRC32 chunks are rewritten whole, since their checksum covers everything. The temporary file
+ * is unnamed (O_TMPFILE) where the filesystem allows it, so a killed run leaves nothing behind.
+ *
+ * replace_io_manager runs a raw image through the same code as one RAW chunk from offset 0 with
+ * no headers (holes copied as holes): a labeled copy renamed over the image.
  */
 #include <errno.h>
 #include <fcntl.h>
