@@ -1269,36 +1269,25 @@ static errcode_t sp_set_option(io_channel ch, const char *option, const char *ar
 	return EXT2_ET_INVALID_ARGUMENT;
 }
 
+/* the two managers differ only in how the file is read: a sparse image, or a raw one */
+#define SHARED_OPS                                                                               \
+	.magic = EXT2_ET_MAGIC_IO_MANAGER, .close = sp_close, .set_blksize = sp_set_blksize,     \
+	.read_blk = sp_read, .write_blk = sp_write, .flush = sp_flush,                           \
+	.write_byte = sp_write_byte, .set_option = sp_set_option, .read_blk64 = sp_read64,       \
+	.write_blk64 = sp_write64
+
 static struct struct_io_manager sparse_manager = {
-	.magic = EXT2_ET_MAGIC_IO_MANAGER,
+	SHARED_OPS,
 	.name = "Android sparse image I/O manager",
 	.open = sp_open,
-	.close = sp_close,
-	.set_blksize = sp_set_blksize,
-	.read_blk = sp_read,
-	.write_blk = sp_write,
-	.flush = sp_flush,
-	.write_byte = sp_write_byte,
-	.set_option = sp_set_option,
-	.read_blk64 = sp_read64,
-	.write_blk64 = sp_write64,
 };
 
 io_manager sparse_io_manager = &sparse_manager;
 
 static struct struct_io_manager replace_manager = {
-	.magic = EXT2_ET_MAGIC_IO_MANAGER,
+	SHARED_OPS,
 	.name = "Raw image replaced whole I/O manager",
 	.open = rp_open,
-	.close = sp_close,
-	.set_blksize = sp_set_blksize,
-	.read_blk = sp_read,
-	.write_blk = sp_write,
-	.flush = sp_flush,
-	.write_byte = sp_write_byte,
-	.set_option = sp_set_option,
-	.read_blk64 = sp_read64,
-	.write_blk64 = sp_write64,
 };
 
 io_manager replace_io_manager = &replace_manager;

@@ -64,6 +64,17 @@ fsck_clean() {
 	fi
 }
 
+# small_tree DIR: a few files, a directory below another and a symlink (t_image_formats,
+# t_image_corrupt)
+small_tree() {
+	mkdir -p "$1/bin" "$1/etc" "$1/data/sub"
+	printf '#!/bin/sh\n' >"$1/bin/sh"
+	printf 'root:x:0:0\n' >"$1/etc/passwd"
+	for _i in 1 2 3 4 5 6 7 8; do echo "$_i" >"$1/data/f$_i"; done
+	echo x >"$1/data/sub/x"
+	ln -s ../etc/passwd "$1/data/link"
+}
+
 mkimg() {
 	_img=$1 _tree=$2 _size=$3
 	shift 3

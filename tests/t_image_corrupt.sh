@@ -26,12 +26,7 @@ need_image_tools
 start=$(date +%s)
 cd "$OUT" || exit 1
 
-mkdir -p tree/bin tree/etc tree/data/sub
-printf '#!/bin/sh\n' >tree/bin/sh
-printf 'root:x:0:0\n' >tree/etc/passwd
-for i in 1 2 3 4 5 6 7 8; do echo "$i" >"tree/data/f$i"; done
-echo x >tree/data/sub/x
-ln -s ../etc/passwd tree/data/link
+small_tree tree
 # f1: a user attribute too big for the inode body (it goes to a block with 256-byte inodes too)
 "$PY" -c 'import os, sys; os.setxattr(sys.argv[1], "user.big", b"v" * 200)' tree/data/f1 ||
 	skip "cannot set user.* attributes in $OUT"

@@ -19,12 +19,7 @@ need_image_tools
 start=$(date +%s)
 cd "$OUT" || exit 1
 
-mkdir -p tree/bin tree/etc tree/data/sub
-printf '#!/bin/sh\n' >tree/bin/sh
-printf 'root:x:0:0\n' >tree/etc/passwd
-for i in 1 2 3 4 5 6 7 8; do echo "$i" >"tree/data/f$i"; done
-echo x >tree/data/sub/x
-ln -s ../etc/passwd tree/data/link
+small_tree tree
 cat >fc <<'EOF'
 /.*			system_u:object_r:default_t:s0
 /			system_u:object_r:root_t:s0

@@ -25,26 +25,7 @@ trap 'umount "$OUT/mnt" 2>/dev/null' EXIT INT TERM
 
 FC=$SHARED/refpolicy/file_contexts
 if [ ! -f "$FC" ]; then
-	FC=$OUT/fc
-	cat >"$FC" <<'EOF'
-/.*			system_u:object_r:default_t:s0
-/			system_u:object_r:root_t:s0
-/usr(/.*)?		system_u:object_r:usr_t:s0
-/usr/bin(/.*)?		system_u:object_r:bin_t:s0
-/usr/lib(/.*)?		system_u:object_r:lib_t:s0
-/etc(/.*)?		system_u:object_r:etc_t:s0
-/etc/shadow.*	--	system_u:object_r:shadow_t:s0
-/var(/.*)?		system_u:object_r:var_t:s0
-/var/.*		-l	system_u:object_r:var_link_t:s0
-/tmp/.*			<<none>>
-/dev(/.*)?		system_u:object_r:device_t:s0
-/dev/.*		-c	system_u:object_r:chr_t:s0
-/dev/.*		-b	system_u:object_r:blk_t:s0
-/dev/.*		-p	system_u:object_r:fifo_t:s0
-/dev/.*		-s	system_u:object_r:sock_t:s0
-/root(/.*)?		system_u:object_r:admin_home_t:s0
-/lost\+found(/.*)?	system_u:object_r:lost_found_t:s0
-EOF
+	FC=$TOP/fixtures/host-policy/file_contexts
 	echo "note: no refpolicy under $SHARED; using a small policy"
 fi
 echo "policy: $FC"

@@ -42,18 +42,7 @@ if [ -f "$SHARED/refpolicy/file_contexts" ]; then
 	cp "$SHARED/refpolicy/file_contexts" "$FC"
 else
 	echo "note: no refpolicy under $SHARED; using a small policy"
-	cat >"$FC" <<'EOF'
-/.*			system_u:object_r:default_t:s0
-/			system_u:object_r:root_t:s0
-/usr(/.*)?		system_u:object_r:usr_t:s0
-/usr/bin(/.*)?		system_u:object_r:bin_t:s0
-/usr/lib(/.*)?		system_u:object_r:lib_t:s0
-/etc(/.*)?		system_u:object_r:etc_t:s0
-/etc/shadow.*	--	system_u:object_r:shadow_t:s0
-/var(/.*)?		system_u:object_r:var_t:s0
-/var/.*		-l	system_u:object_r:var_link_t:s0
-/root(/.*)?		system_u:object_r:admin_home_t:s0
-EOF
+	cp "$TOP/fixtures/host-policy/file_contexts" "$FC"
 fi
 cat >>"$FC" <<'EOF'
 /ttest(/.*)?	system_u:object_r:tt_t:s0
