@@ -75,6 +75,20 @@ small_tree() {
 	ln -s ../etc/passwd "$1/data/link"
 }
 
+# small_policy FILE: a file_contexts for small_tree (every directory its own type, links and
+# even-numbered files typed)
+small_policy() {
+	cat >"$1" <<'EOF'
+/.*			system_u:object_r:default_t:s0
+/			system_u:object_r:root_t:s0
+/bin(/.*)?		system_u:object_r:bin_t:s0
+/etc(/.*)?		system_u:object_r:etc_t:s0
+/data(/.*)?		system_u:object_r:data_t:s0
+/data/.*	-l	system_u:object_r:data_link_t:s0
+/data/f[2468]	--	system_u:object_r:data_even_t:s0
+EOF
+}
+
 mkimg() {
 	_img=$1 _tree=$2 _size=$3
 	shift 3

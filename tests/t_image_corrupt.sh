@@ -30,15 +30,7 @@ small_tree tree
 # f1: a user attribute too big for the inode body (it goes to a block with 256-byte inodes too)
 "$PY" -c 'import os, sys; os.setxattr(sys.argv[1], "user.big", b"v" * 200)' tree/data/f1 ||
 	skip "cannot set user.* attributes in $OUT"
-cat >fc <<'EOF'
-/.*			system_u:object_r:default_t:s0
-/			system_u:object_r:root_t:s0
-/bin(/.*)?		system_u:object_r:bin_t:s0
-/etc(/.*)?		system_u:object_r:etc_t:s0
-/data(/.*)?		system_u:object_r:data_t:s0
-/data/.*	-l	system_u:object_r:data_link_t:s0
-/data/f[2468]	--	system_u:object_r:data_even_t:s0
-EOF
+small_policy fc
 # the run that writes: every label under /data changes
 sed 's/data_t/data2_t/; s/data_even_t/data_even2_t/' fc >fc2
 

@@ -20,15 +20,7 @@ start=$(date +%s)
 cd "$OUT" || exit 1
 
 small_tree tree
-cat >fc <<'EOF'
-/.*			system_u:object_r:default_t:s0
-/			system_u:object_r:root_t:s0
-/bin(/.*)?		system_u:object_r:bin_t:s0
-/etc(/.*)?		system_u:object_r:etc_t:s0
-/data(/.*)?		system_u:object_r:data_t:s0
-/data/.*	-l	system_u:object_r:data_link_t:s0
-/data/f[2468]	--	system_u:object_r:data_even_t:s0
-EOF
+small_policy fc
 
 mkimg base.img tree 8M -t ext4 -I 256 || finish
 fsck_clean base.img "the base image"
