@@ -24,26 +24,27 @@ const char *imgfmt_name(enum img_format fmt);
  * chunks, FILL patterns or DONT_CARE zeros. The input is copied beside the output in the
  * background; writes go into the copy once it has passed them, else to a temporary overlay
  * file; on close, after a successful run, the copy is patched (or rewritten from the first
- * change of layout) and renamed over the output, so an interrupted run leaves the original whole. CRC32 chunks are verified at open and
- * written when the input had them.
+ * change of layout) and renamed over the output, so an interrupted run leaves the original
+ * whole. CRC32 chunks are verified at open and written when the input had them. (Named apart
+ * from libext2fs's own sparse_io_manager, a libsparse wrapper.)
  */
-extern io_manager sparse_io_manager;
+extern io_manager imgfmt_sparse_manager;
 /*
  * A raw image written the same way: the input is copied beside the output (holes kept) while the
  * labeler works, changed blocks are written into the copy, and the copy is synced and renamed
  * over the output. An interrupted run leaves the original whole; costs free space for the copy.
  * The settings below apply to it too.
  */
-extern io_manager replace_io_manager;
+extern io_manager imgfmt_replace_manager;
 /* The image it replaces: any other file opened through it (an undo file) is a plain file. */
-void replace_io_set_image(const char *path);
+void imgfmt_set_image(const char *path);
 /* Where the result goes (NULL: over the input). Set before ext2fs_open2, like undo_io's. */
-void sparse_io_set_output(const char *path);
+void imgfmt_set_output(const char *path);
 /* Whether the result is synced to disk before it replaces the original (default: yes). */
-void sparse_io_set_sync(bool sync);
+void imgfmt_set_sync(bool sync);
 /* After a failed run: close without writing anything. */
-void sparse_io_discard(io_channel channel);
-/* Why the last open failed, when it was the sparse format's fault (chunk and offset). */
-const char *sparse_io_error(void);
+void imgfmt_discard(io_channel channel);
+/* Why the last open failed, when it was the image format's fault (chunk and offset). */
+const char *imgfmt_error(void);
 
 #endif

@@ -157,9 +157,9 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 		img->replaced = r;
 	}
 	if (img->fmt == IMGFMT_SPARSE || img->replaced) {
-		sparse_io_set_output(p ? p->output : NULL);
-		sparse_io_set_sync(!(p && p->no_sync));
-		replace_io_set_image(name);
+		imgfmt_set_output(p ? p->output : NULL);
+		imgfmt_set_sync(!(p && p->no_sync));
+		imgfmt_set_image(name);
 	}
 	if (img->fmt == IMGFMT_SPARSE) {
 		if (p && p->undo) {
@@ -167,16 +167,16 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 				"image is replaced whole, only when complete\n", cmd, name);
 			return -1;
 		}
-		io = sparse_io_manager;
+		io = imgfmt_sparse_manager;
 	} else if (img->replaced && !(p && p->undo)) {
-		io = replace_io_manager;
+		io = imgfmt_replace_manager;
 	} else if (rw && p && p->undo) {
 		/* like tune2fs -z: a fresh undo file that e2undo replays */
 		if (unlink(p->undo) < 0 && errno != ENOENT) {
 			fprintf(stderr, "fclabel %s: -z %s: %s\n", cmd, p->undo, strerror(errno));
 			return -1;
 		}
-		set_undo_io_backing_manager(img->replaced ? replace_io_manager : unix_io_manager);
+		set_undo_io_backing_manager(img->replaced ? imgfmt_replace_manager : unix_io_manager);
 		set_undo_io_backup_file((char *)p->undo);
 		io = undo_io_manager;
 	}
@@ -200,7 +200,7 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 	rc = ext2fs_open2(name, NULL, EXT2_FLAG_64BITS | (rw ? EXT2_FLAG_RW | EXT2_FLAG_EXCLUSIVE : 0),
 			  0, 0, io, &img->fs);
 	if (rc) {
-		const char *detail = img->fmt == IMGFMT_SPARSE ? sparse_io_error() : NULL;
+		const char *detail = img->fmt == IMGFMT_SPARSE ? imgfmt_error() : NULL;
 		if (detail)
 			fprintf(stderr, "fclabel %s: %s\n", cmd, detail);
 		else
@@ -308,7 +308,7 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 void img_abandon(struct image *img)
 {
 	if (img->fs && (img->fmt == IMGFMT_SPARSE || img->replaced))
-		sparse_io_discard(img->fs->io); /* (through undo_io's channel too) */
+		imgfmt_discard(img->fs->io); /* (through undo_io's channel too) */
 }
 
 bool image_is_labeled(struct image *img)

@@ -4,8 +4,8 @@
  *
  * Input: a sparse image. Its header's image_checksum field (bytes 24..27), which the reader
  * ignores and the writer zeroes, drives the run: byte 24 is options (1: write the result to
- * another file with sparse_io_set_output, 2: discard instead of writing, 4: also open the
- * result with ext2fs_open2, 8: take the same bytes as a raw image, through replace_io_manager:
+ * another file with imgfmt_set_output, 2: discard instead of writing, 4: also open the
+ * result with ext2fs_open2, 8: take the same bytes as a raw image, through imgfmt_replace_manager:
  * its whole 1 KiB units are the image, a shorter tail is kept as it is), bytes 24..27 seed
  * the writes.
  *
@@ -61,7 +61,7 @@ static uint8_t *at(struct model *m, uint64_t off)
 
 static void die(const char *what, errcode_t rc)
 {
-	const char *why = sparse_io_error();
+	const char *why = imgfmt_error();
 	fprintf(stderr, "fuzz_sparse: %s: %s%s%s\n", what, rc ? error_message(rc) : "mismatch",
 		why ? " / " : "", why ? why : "");
 	abort();
@@ -107,16 +107,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fz_path(out, sizeof(out), "out.simg");
 	fz_write(in, data, size);
 	unlink(out);
-	sparse_io_set_output(NULL);
+	imgfmt_set_output(NULL);
 	bool raw = size >= 28 && (data[24] & 8);
-	io_manager mgr = raw ? replace_io_manager : sparse_io_manager;
-	replace_io_set_image(in);
+	io_manager mgr = raw ? imgfmt_replace_manager : imgfmt_sparse_manager;
+	imgfmt_set_image(in);
 
 	rc = mgr->open(in, 0, &ch);
 	if (rc) {
 		if (raw)
 			die("a raw image did not open", rc);
-		return 0; /* refused: sparse_io_error() may say why */
+		return 0; /* refused: imgfmt_error() may say why */
 	}
 	if (size < 28)
 		die("opened an input shorter than a sparse header", 0);
@@ -141,7 +141,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* read-write */
 	if (opt & 1)
-		sparse_io_set_output(out);
+		imgfmt_set_output(out);
 	rc = mgr->open(in, IO_FLAG_RW, &ch);
 	if (rc)
 		die("the read-write open failed where the read-only one did not", rc);
@@ -195,11 +195,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		die("the session does not read what was written", 0);
 	bool discard = opt & 2;
 	if (discard)
-		sparse_io_discard(ch);
+		imgfmt_discard(ch);
 	rc = io_channel_close(ch);
 	if (rc)
 		die("closing (writing the result) failed", rc);
-	sparse_io_set_output(NULL);
+	imgfmt_set_output(NULL);
 
 	const char *result = (opt & 1) ? out : in;
 	size_t got;

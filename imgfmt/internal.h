@@ -1,0 +1,118 @@
+/*
+ * Private to imgfmt/: the copy-and-rename writer (replace.c) and the formats it serves. A format
+ * (the raw one in replace.c, the Android sparse one in sparse.c) describes its input as a list
+ * of chunks; the writer keeps the changed blocks, copies the input beside the output while the
+ * labeler works, and at close either patches the copy (the layout is kept) or asks the format to
+ * write the rest anew. Arrows go one way: sparse.c uses the writer, never the reverse.
+ */
+#ifndef IMGFMT_INTERNAL_H
+#define IMGFMT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "imgfmt.h"
+
+#define SPARSE_MAGIC 0xed26ff3aU
+
+/* Chunk types; a raw image is one CT_RAW chunk from offset 0. */
+enum { CT_RAW = 0xCAC1, CT_FILL = 0xCAC2, CT_DONT_CARE = 0xCAC3, CT_CRC32 = 0xCAC4 };
+
+struct chunk {
+	uint64_t start, nblk; /* in blocks */
+	uint64_t off;         /* RAW: file offset of the data */
+	uint64_t hoff;        /* file offset of the chunk header (sparse) */
+	uint32_t idx;         /* how many chunk headers come before it in the input (sparse) */
+	uint32_t fill;
+	uint16_t type;
+};
+
+struct imgcopy;
+struct imgcopy_format {
+	/* Reads the input's layout: blksz, total, fsize, end, the chunks (and fmt_data). */
+	errcode_t (*parse)(struct imgcopy *s, const char *name);
+	/* Finishes the result file fd: chunks [from, nc) written anew (the layout changes at
+	 * `from`; fresh: everything after the file header is written anew), trailer and header;
+	 * chg[0..nchg) are the changed blocks, sorted. *end is where the result ends. NULL: the
+	 * layout never changes and there is no header (a raw image). */
+	errcode_t (*rewrite)(struct imgcopy *s, size_t from, bool fresh, const uint64_t *chg,
+			     size_t nchg, int fd, uint64_t *end);
+	void (*free_data)(void *data);
+};
+
+#define DIRECT UINT32_MAX
+#define WB_N 64
+
+struct imgcopy {
+	int fd, ofd;
+	uint32_t blksz;
+	uint64_t total;       /* blocks */
+	struct chunk *c;
+	size_t nc;
+	const struct imgcopy_format *fmt;
+	void *fmt_data;
+	bool whole;    /* the result is always rewritten whole (a sparse image with CRC32 chunks) */
+	bool rw, dirty, discard;
+	bool raw;      /* a raw image: one RAW chunk from offset 0, no headers */
+	/* overlay: block -> slot in ofd (or DIRECT: already in the result file at its own offset),
+	 * open addressing, key block + 1 */
+	uint64_t *key;
+	uint32_t *slot;
+	size_t mask, used, nslots;
+	char *blk;     /* one block of scratch */
+	/* write-back cache in front of the overlay: consecutive inode writes to one block of an
+	 * inode table become one write */
+	uint64_t wb_blk[WB_N];
+	bool wb_dirty[WB_N];
+	char *wb;      /* WB_N blocks */
+	char *out;     /* output path */
+	/* the result being built: a copy of the input, made by a thread from the first write on */
+	int tfd;
+	char *tname;   /* its name when O_TMPFILE was not available */
+	uint64_t fsize, end; /* input size; where its last chunk ends */
+	pthread_t copier;
+	_Atomic uint64_t copied_to; /* the copy is final below this input offset */
+	bool copy_tried, copying, copied;
+	bool out_differs; /* -o: the input stays */
+	errcode_t copy_rc;
+};
+
+/* replace.c: what the formats use */
+errcode_t ic_fail(errcode_t rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+bool ic_pread_all(int fd, void *buf, size_t n, uint64_t off);
+bool ic_pwrite_all(int fd, const void *buf, size_t n, uint64_t off);
+struct chunk *ic_find_chunk(struct imgcopy *s, uint64_t blk);
+/* Changed by this run (in the overlay or waiting in the write-back cache). */
+bool ic_changed(struct imgcopy *s, uint64_t blk);
+/* One block, as the image has it now. */
+errcode_t ic_get_block(struct imgcopy *s, uint64_t blk, char *dst);
+/* Copies bytes [pos, n) of in to the same offsets of out, inside the kernel where it can;
+ * *done (when given) follows what is copied. */
+/* The first index i with a[i] >= v in the sorted a[0..n). */
+size_t ic_at_or_after(const uint64_t *a, size_t n, uint64_t v);
+void ic_fill_block(char *b, uint32_t blksz, uint32_t fill);
+errcode_t ic_copy_range(int in, int out, uint64_t pos, uint64_t n, _Atomic uint64_t *done);
+#define IC_COPY_BUF (1u << 20)
+/* A channel over name, laid out by fmt, for the given manager. */
+errcode_t ic_open(const char *name, int flags, io_channel *channel,
+		  const struct imgcopy_format *fmt, io_manager manager);
+/* The operations both managers share (everything but open). */
+errcode_t ic_close(io_channel ch);
+errcode_t ic_set_blksize(io_channel ch, int blksize);
+errcode_t ic_read(io_channel ch, unsigned long block, int count, void *data);
+errcode_t ic_write(io_channel ch, unsigned long block, int count, const void *data);
+errcode_t ic_read64(io_channel ch, unsigned long long block, int count, void *data);
+errcode_t ic_write64(io_channel ch, unsigned long long block, int count, const void *data);
+errcode_t ic_write_byte(io_channel ch, unsigned long offset, int count, const void *data);
+errcode_t ic_flush(io_channel ch);
+errcode_t ic_set_option(io_channel ch, const char *option, const char *arg);
+
+#define IC_SHARED_OPS                                                                            \
+	.magic = EXT2_ET_MAGIC_IO_MANAGER, .close = ic_close, .set_blksize = ic_set_blksize,     \
+	.read_blk = ic_read, .write_blk = ic_write, .flush = ic_flush,                           \
+	.write_byte = ic_write_byte, .set_option = ic_set_option, .read_blk64 = ic_read64,       \
+	.write_blk64 = ic_write64
+
+#endif
