@@ -84,6 +84,8 @@ struct sublist {
 	size_t n;
 };
 
+struct fc_dindex; /* digest.c's index, opaque elsewhere */
+
 struct fc_set {
 	struct spec *specs;
 	size_t nspecs;
@@ -98,24 +100,35 @@ struct fc_set {
 	struct tier plain, regex;
 	pthread_mutex_t lock; /* guards lazy chunk building */
 	char *warning;        /* what loading worked around (fc_load_warning), or NULL */
+	/* digest.c: built by the first fc_digest under lock; one block kept in bufs */
+	_Atomic(struct fc_dindex *) dindex;
 };
 
-/* parse.c */
-int fc_parse_file(struct fc_set *set, const char *path, bool optional, struct fc_error *err);
-int fc_parse_subs(struct fc_set *set, const char *path, struct sublist *list, bool optional,
-		  struct fc_error *err);
-int fc_keep_buf(struct fc_set *set, char *buf);
+/* specs.c: building the spec list, for the text and the compiled readers alike */
 void fc_seterr(struct fc_error *err, const char *file, unsigned line, unsigned col,
 	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-/* parse.c: appends a spec, filling in its derived fields */
+/* Reads a whole file (NUL-terminated at *len). ENOENT is returned silently when optional. */
+int fc_read_file(const char *path, bool optional, char **out, size_t *len, struct fc_error *err);
+/* The set owns buf from now on, even on failure. */
+int fc_keep_buf(struct fc_set *set, char *buf);
+/* Records a file name for fc_spec.file; *fileno_ is its index. */
+int fc_keep_name(struct fc_set *set, const char *path, unsigned *fileno_);
+/* Appends a spec whose regex, mode and context are set, filling in its derived fields. */
 int fc_push_spec(struct fc_set *set, struct spec *s);
+
+/* parse.c: text file_contexts in buf (kept by the set), and substitution files */
+int fc_parse_text(struct fc_set *set, unsigned fileno_, char *buf, size_t len,
+		  struct fc_error *err);
+int fc_parse_subs(struct fc_set *set, const char *path, struct sublist *list, bool optional,
+		  struct fc_error *err);
+
 /* binfile.c: compiled file_contexts (sefcontext_compile's .bin), found by its magic number */
 bool fc_bin_magic(const char *buf, size_t len);
 int fc_parse_bin(struct fc_set *set, unsigned fileno_, const char *buf, size_t len,
 		 struct fc_error *err);
-/* libselinux's choice between PATH and PATH.bin, then fc_parse_file */
-int fc_parse_choose(struct fc_set *set, const char *path, bool optional, struct fc_error *err);
+
+/* load.c: one file, text or compiled */
+int fc_parse_file(struct fc_set *set, const char *path, bool optional, struct fc_error *err);
 
 /* scan.c */
 struct regex_shape {

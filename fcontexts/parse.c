@@ -4,107 +4,19 @@
  * with a file:line reason what it would only trip over later (NUL bytes, giant lines).
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "internal.h"
 
 #define FC_MAX_LINE (1u << 20)
-#define FC_MAX_FILE (1u << 30)
-
-void fc_seterr(struct fc_error *err, const char *file, unsigned line, unsigned col,
-	       const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err)
-		return;
-	snprintf(err->file, sizeof(err->file), "%s", file ? file : "");
-	err->line = line;
-	err->column = col;
-	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
-}
 
 /* C-locale isspace, as libselinux's isspace() sees ASCII. */
 static bool sp(unsigned char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
-
-static int push(void ***v, size_t *n, void *p)
-{
-	void **nv = realloc(*v, (*n + 1) * sizeof(**v));
-	if (!nv)
-		return ENOMEM;
-	nv[(*n)++] = p;
-	*v = nv;
-	return 0;
-}
-
-/* The set owns buf from now on, even on failure. */
-int fc_keep_buf(struct fc_set *set, char *buf)
-{
-	if (push((void ***)&set->bufs, &set->nbufs, buf))
-		return free(buf), ENOMEM;
-	return 0;
-}
-
-/* Reads a whole file. ENOENT is returned silently when optional. */
-static int slurp(const char *path, bool optional, char **out, size_t *len, struct fc_error *err)
-{
-	struct stat st;
-	char *buf;
-	size_t got = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0) {
-		int e = errno;
-		if (!(optional && e == ENOENT))
-			fc_seterr(err, path, 0, 0, "cannot open: %s", strerror(e));
-		return e;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		int e = S_ISDIR(st.st_mode) ? EISDIR : errno ? errno : EINVAL;
-		fc_seterr(err, path, 0, 0, "not a regular file");
-		close(fd);
-		return e;
-	}
-	if ((unsigned long long)st.st_size > FC_MAX_FILE) {
-		fc_seterr(err, path, 0, 0, "file is %lld bytes, larger than the 1 GiB limit",
-			  (long long)st.st_size);
-		close(fd);
-		return EFBIG;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		close(fd);
-		return ENOMEM;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			int e = r < 0 ? errno : EIO;
-			fc_seterr(err, path, 0, 0, "read failed: %s", r < 0 ? strerror(e) : "file shrank");
-			free(buf);
-			close(fd);
-			return e;
-		}
-		got += (size_t)r;
-	}
-	close(fd);
-	buf[got] = 0;
-	*out = buf;
-	*len = got;
-	return 0;
 }
 
 static mode_t type_mode(const char *t)
@@ -181,45 +93,14 @@ static int parse_line(struct fc_set *set, const char *path, unsigned fileno_, ch
 	return fc_push_spec(set, &s);
 }
 
-/* Appends a spec whose regex, mode and context are set: the derived fields are filled in here,
- * for the text and the compiled forms alike. */
-int fc_push_spec(struct fc_set *set, struct spec *s)
+/* Text file_contexts in buf (owned by the set, NUL-terminated at len), file fileno_. */
+int fc_parse_text(struct fc_set *set, unsigned fileno_, char *buf, size_t len,
+		  struct fc_error *err)
 {
-	s->tclass = (uint8_t)fc_mode_class(s->pub.mode);
-	s->none = strcmp(s->pub.context, "<<none>>") == 0;
-	s->next_same = -1;
-	if (set->nspecs % 256 == 0) {
-		struct spec *nv = realloc(set->specs, (set->nspecs + 256) * sizeof(*nv));
-		if (!nv)
-			return ENOMEM;
-		set->specs = nv;
-	}
-	s->pub.index = (unsigned)set->nspecs;
-	set->specs[set->nspecs++] = *s;
-	return 0;
-}
-
-int fc_parse_file(struct fc_set *set, const char *path, bool optional, struct fc_error *err)
-{
-	char *buf, *name;
-	size_t len;
+	const char *path = set->names[fileno_];
 	unsigned lineno = 0;
-	int rc = slurp(path, optional, &buf, &len, err);
+	int rc;
 
-	if (rc)
-		return rc;
-	name = strdup(path);
-	if (!name || push((void ***)&set->bufs, &set->nbufs, buf)) {
-		free(buf);
-		free(name);
-		return ENOMEM;
-	}
-	if (push((void ***)&set->names, &set->nnames, name)) {
-		free(name);
-		return ENOMEM;
-	}
-	if (fc_bin_magic(buf, len))
-		return fc_parse_bin(set, (unsigned)(set->nnames - 1), buf, len, err);
 	for (char *line = buf; line < buf + len;) {
 		char *nl = memchr(line, '\n', (size_t)(buf + len - line));
 		char *end = nl ? nl : buf + len;
@@ -236,7 +117,7 @@ int fc_parse_file(struct fc_set *set, const char *path, bool optional, struct fc
 			return EINVAL;
 		}
 		*end = 0;
-		rc = parse_line(set, path, (unsigned)(set->nnames - 1), line, lineno, err);
+		rc = parse_line(set, path, fileno_, line, lineno, err);
 		if (rc)
 			return rc;
 		line = end + 1;
@@ -253,12 +134,12 @@ int fc_parse_subs(struct fc_set *set, const char *path, struct sublist *list, bo
 {
 	char *buf;
 	size_t len;
-	int rc = slurp(path, optional, &buf, &len, err);
+	int rc = fc_read_file(path, optional, &buf, &len, err);
 
 	if (rc)
 		return rc;
-	if (push((void ***)&set->bufs, &set->nbufs, buf))
-		return free(buf), ENOMEM;
+	if ((rc = fc_keep_buf(set, buf)))
+		return rc;
 	/* A NUL byte is refused, as in file_contexts: 3.4 reads a SRC that ends at one on past
 	 * it, taking the bytes after the NUL as DST. */
 	const char *nul = memchr(buf, 0, len);
