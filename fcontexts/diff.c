@@ -131,10 +131,12 @@ out:
 static int add_change(struct fc_diff *d, enum fc_change_kind kind, const struct spec *o,
 		      const struct spec *n)
 {
-	struct fc_change *nv = realloc(d->v, (d->n + 1) * sizeof(*nv));
-	if (!nv)
-		return ENOMEM;
-	d->v = nv;
+	if (!(d->n & (d->n - 1))) { /* capacity: the next power of two */
+		struct fc_change *nv = realloc(d->v, (d->n ? d->n * 2 : 1) * sizeof(*nv));
+		if (!nv)
+			return ENOMEM;
+		d->v = nv;
+	}
 	d->v[d->n++] = (struct fc_change){ kind, o ? &o->pub : NULL, n ? &n->pub : NULL };
 	return 0;
 }

@@ -84,8 +84,10 @@ static struct qnode *qnode_kid(const struct qnode *n, unsigned char c, unsigned 
 
 static int qnode_add_kid(struct qnode *n, struct qnode *kid, unsigned slot)
 {
-	struct qnode **nv = realloc(n->kids, (n->nkids + 1) * sizeof(*nv));
-	if (!nv)
+	struct qnode **nv = n->kids;
+	/* capacity: the next power of two (growing one by one copies the array every time) */
+	if (!(n->nkids & (n->nkids - 1)) &&
+	    !(nv = realloc(n->kids, (n->nkids ? n->nkids * 2 : 1) * sizeof(*nv))))
 		return ENOMEM;
 	memmove(nv + slot + 1, nv + slot, (n->nkids - slot) * sizeof(*nv));
 	nv[slot] = kid;
@@ -201,6 +203,7 @@ static int compile_one(struct spec *s, struct fc_error *err)
 static int build_tier(struct fc_set *set, struct tier *t, bool plain)
 {
 	unsigned *qid_of = NULL;
+	size_t qcap = 0;
 	int rc = ENOMEM;
 
 	t->rootq = -1;
@@ -219,10 +222,13 @@ static int build_tier(struct fc_set *set, struct tier *t, bool plain)
 		if (!n)
 			goto out;
 		if (n->qid < 0) {
-			struct qentry *nv = realloc(t->q, (t->nq + 1) * sizeof(*nv));
-			if (!nv)
-				goto out;
-			t->q = nv;
+			if (t->nq == qcap) {
+				qcap = qcap ? qcap * 2 : 64;
+				struct qentry *nv = realloc(t->q, qcap * sizeof(*nv));
+				if (!nv)
+					goto out;
+				t->q = nv;
+			}
 			memset(&t->q[t->nq], 0, sizeof(t->q[0]));
 			n->qid = (int)t->nq++;
 		}
