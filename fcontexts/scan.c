@@ -89,145 +89,170 @@ static void run_add(struct runs *r, char c)
 		r->cur[r->cur_len++] = c;
 }
 
+/* A scan in progress over one regex. */
+struct scanner {
+	const char *re;
+	size_t i, plen;
+	int depth;          /* of groups */
+	bool in_prefix;     /* every character so far is literal: they make the prefix */
+	bool topalt;        /* a '|' outside any group */
+	bool opaque;        /* something we do not follow: no prefix, no required literal */
+	bool literal;       /* no metacharacter and only escapes of punctuation so far */
+	char *prefix;
+	struct runs run;
+};
+
+/* The literal character c, followed in the pattern by `after`. */
+static void literal_char(struct scanner *s, char c, char after)
+{
+	bool q = is_quant(after);
+	if (s->in_prefix) {
+		if (q)
+			s->in_prefix = false;
+		else
+			s->prefix[s->plen++] = c;
+	}
+	if (q || s->depth)
+		run_end(&s->run);
+	else
+		run_add(&s->run, c);
+}
+
+/* The escape at re[i]: an escaped punctuation character is literal, a letter or digit is not. */
+static void escape(struct scanner *s)
+{
+	const char *re = s->re;
+	char x = re[s->i + 1];
+	if (!x) {
+		s->opaque = true;
+		return;
+	}
+	if (!isalnum((unsigned char)x)) {
+		literal_char(s, x, re[s->i + 2]);
+		s->i += 2;
+		return;
+	}
+	s->literal = s->in_prefix = false;
+	run_end(&s->run);
+	/* \Q quotes up to \E, \c eats the next character */
+	if (x == 'Q' || x == 'c' || x == 'E') {
+		s->opaque = true;
+		return;
+	}
+	/* \x61, \141, \o{141}, \p{L}, \g{1}, \k<n>: the escape's argument is not literal text;
+	 * skip it (and what may follow) */
+	s->i += 2;
+	while (isalnum((unsigned char)re[s->i]))
+		s->i++;
+	if (re[s->i] == '{' || re[s->i] == '<' || re[s->i] == '\'') {
+		char close = re[s->i] == '{' ? '}' : re[s->i] == '<' ? '>' : '\'';
+		size_t j = s->i + 1;
+		while (re[j] && re[j] != close && re[j] != '(' && re[j] != ')' && re[j] != '|' &&
+		       re[j] != '[')
+			j++;
+		if (re[j] == close)
+			s->i = j + 1;
+	}
+}
+
+/* A group opens at re[i]: only the plain, non-capturing and lookaround forms are followed. */
+static void open_group(struct scanner *s)
+{
+	const char *re = s->re + s->i;
+	s->literal = s->in_prefix = false;
+	if (re[1] == '*') {
+		s->opaque = true;
+		return;
+	}
+	if (re[1] == '?') {
+		char y = re[2];
+		if (!(y == ':' || y == '=' || y == '!' || y == '>' ||
+		      (y == '<' && (re[3] == '=' || re[3] == '!')))) {
+			s->opaque = true;
+			return;
+		}
+	}
+	s->depth++;
+}
+
+/* A quantifier {n}, {n,}, {n,m} at re[i] is not literal text: skipped whole (true). */
+static bool quantifier(struct scanner *s)
+{
+	size_t j = s->i + 1;
+	while (s->re[j] && (isdigit((unsigned char)s->re[j]) || s->re[j] == ','))
+		j++;
+	if (s->re[j] != '}')
+		return false;
+	s->literal = s->in_prefix = false;
+	s->i = j + 1;
+	return true;
+}
+
+/* The character at re[i], outside an escape; advances i. */
+static void step(struct scanner *s)
+{
+	char c = s->re[s->i];
+	if (strchr("[()|.^$?*+{", c))
+		run_end(&s->run);
+	if (c == '{' && quantifier(s))
+		return;
+	switch (c) {
+	case '[': {
+		size_t j = skip_class(s->re, s->i);
+		s->literal = s->in_prefix = false;
+		if (!j)
+			s->opaque = true;
+		else
+			s->i = j;
+		return;
+	}
+	case '(':
+		open_group(s);
+		break;
+	case ')':
+		s->literal = s->in_prefix = false;
+		if (--s->depth < 0)
+			s->opaque = true;
+		break;
+	case '|':
+		s->literal = s->in_prefix = false;
+		if (s->depth == 0)
+			s->topalt = true;
+		break;
+	case '.': case '^': case '$': case '?': case '*': case '+': case '{':
+		s->literal = s->in_prefix = false;
+		break;
+	default:
+		literal_char(s, c, s->re[s->i + 1]);
+		break;
+	}
+	s->i++;
+}
+
 void fc_scan_regex(const char *re, struct regex_shape *sh, char *prefix, size_t *prefix_len,
 		   char *req, size_t *req_len)
 {
-	size_t i = 0, n = strlen(re), plen = 0;
-	int depth = 0;
-	bool in_prefix = true, topalt = false, opaque = false, literal = true;
-	struct runs run = { .best = req, .first = true };
+	struct scanner s = { .re = re, .in_prefix = true, .literal = true, .prefix = prefix,
+			     .run = { .best = req, .first = true } };
+	size_t n = strlen(re);
 
 	scan34(re, sh);
-
-	while (i < n && !opaque) {
-		char c = re[i];
-		if (c == '\\') {
-			char x = re[i + 1];
-			if (!x) {
-				opaque = true;
-				break;
-			}
-			if (isalnum((unsigned char)x)) {
-				literal = false;
-				in_prefix = false;
-				run_end(&run);
-				/* \Q quotes up to \E, \c eats the next character */
-				if (x == 'Q' || x == 'c' || x == 'E') {
-					opaque = true;
-					break;
-				}
-				/* \x61, \141, \o{141}, \p{L}, \g{1}, \k<n>: the escape's
-				 * argument is not literal text; skip it (and what may follow) */
-				i += 2;
-				while (isalnum((unsigned char)re[i]))
-					i++;
-				if (re[i] == '{' || re[i] == '<' || re[i] == '\'') {
-					char close = re[i] == '{' ? '}' : re[i] == '<' ? '>' : '\'';
-					size_t j = i + 1;
-					while (re[j] && re[j] != close && re[j] != '(' && re[j] != ')' &&
-					       re[j] != '|' && re[j] != '[')
-						j++;
-					if (re[j] == close)
-						i = j + 1;
-				}
-				continue;
-			} else {
-				bool q = is_quant(re[i + 2]);
-				if (in_prefix) {
-					if (q)
-						in_prefix = false;
-					else
-						prefix[plen++] = x;
-				}
-				if (q || depth)
-					run_end(&run);
-				else
-					run_add(&run, x);
-			}
-			i += 2;
-			continue;
-		}
-		if (strchr("[()|.^$?*+{", c))
-			run_end(&run);
-		if (c == '{') {
-			/* a quantifier {n}, {n,}, {n,m} is not literal text: skip it whole */
-			size_t j = i + 1;
-			while (re[j] && (isdigit((unsigned char)re[j]) || re[j] == ','))
-				j++;
-			if (re[j] == '}') {
-				literal = in_prefix = false;
-				i = j + 1;
-				continue;
-			}
-		}
-		switch (c) {
-		case '[': {
-			size_t j = skip_class(re, i);
-			literal = in_prefix = false;
-			if (!j) {
-				opaque = true;
-				break;
-			}
-			i = j;
-			continue;
-		}
-		case '(':
-			literal = in_prefix = false;
-			if (re[i + 1] == '*') {
-				opaque = true;
-				break;
-			}
-			if (re[i + 1] == '?') {
-				char y = re[i + 2];
-				bool ok = y == ':' || y == '=' || y == '!' || y == '>' ||
-					  (y == '<' && (re[i + 3] == '=' || re[i + 3] == '!'));
-				if (!ok) {
-					opaque = true;
-					break;
-				}
-			}
-			depth++;
-			break;
-		case ')':
-			literal = in_prefix = false;
-			if (--depth < 0)
-				opaque = true;
-			break;
-		case '|':
-			literal = in_prefix = false;
-			if (depth == 0)
-				topalt = true;
-			break;
-		case '.': case '^': case '$': case '?': case '*': case '+': case '{':
-			literal = in_prefix = false;
-			break;
-		default: {
-			bool q = is_quant(re[i + 1]);
-			if (in_prefix) {
-				if (q)
-					in_prefix = false;
-				else
-					prefix[plen++] = c;
-			}
-			if (q || depth)
-				run_end(&run);
-			else
-				run_add(&run, c);
-			break;
-		}
-		}
-		i++;
+	while (s.i < n && !s.opaque) {
+		if (re[s.i] == '\\')
+			escape(&s);
+		else
+			step(&s);
 	}
-	run_end(&run);
-	if (depth != 0)
-		opaque = true;
-	if (opaque || topalt) {
+	run_end(&s.run);
+	if (s.depth != 0)
+		s.opaque = true;
+	if (s.opaque || s.topalt) {
 		/* "^a|b$" is not anchored at both ends: it has no prefix. */
-		plen = 0;
-		run.best_len = 0;
-		literal = false;
+		s.plen = 0;
+		s.run.best_len = 0;
+		s.literal = false;
 	}
-	sh->literal = literal && !sh->meta;
-	*prefix_len = plen;
-	*req_len = run.best_len;
+	sh->literal = s.literal && !sh->meta;
+	*prefix_len = s.plen;
+	*req_len = s.run.best_len;
 }

@@ -299,75 +299,150 @@ static const char *spec_where(const struct fc_spec *s, char *buf, size_t n)
 	return buf;
 }
 
+/* Hard links: the first path that gets a label decides, as in setfiles (a path with no label,
+ * or <<none>>, leaves the file to its other names). false when another name decided already
+ * (a conflict is reported); -1 in *fatal when out of memory. */
+static bool first_name(struct run *r, const struct label_file *f, const struct fc_result *res,
+		       int *fatal)
+{
+	char w1[1024], w2[1024];
+	struct link *l = link_slot(r, f->dev, f->ino);
+	if (!l) {
+		*fatal = -1;
+		return false;
+	}
+	if (l->used) {
+		if (strcmp(l->spec->context, res->context)) {
+			r->st->conflicts++;
+			clear_progress(r);
+			fprintf(stderr, "fclabel %s: hard link conflict: inode %llu is %s (%s, %s) and %s "
+				"(%s, %s); keeping the first\n", r->o->cmd, (unsigned long long)f->ino,
+				l->path, l->spec->context, spec_where(l->spec, w1, sizeof(w1)), f->path,
+				res->context, spec_where(res->spec, w2, sizeof(w2)));
+			event(r, "conflict", f->path, l->spec->context, res->context, res->spec, l->path);
+		}
+		r->st->unchanged++;
+		return false;
+	}
+	l->used = true;
+	l->dev = f->dev;
+	l->ino = f->ino;
+	l->spec = res->spec;
+	l->path = strdup(f->path);
+	r->nlinks++;
+	if (!l->path)
+		*fatal = -1;
+	return !*fatal;
+}
+
+/* The file's current label (*cur NULL when it has none); false after a warning. */
+static bool current_label(struct run *r, const struct label_file *f, const struct walk_entry *e,
+			  const char **cur, size_t *len)
+{
+	char why[1024];
+	errcode_t xrc = 0;
+	if (r->src ? r->src->get(r->src->arg, f, cur, len, why, sizeof(why)) == 0
+		   : (xrc = xattr_get_label(r->x, e->ino, e->inode, cur, len)) == 0)
+		return true;
+	if (xrc)
+		snprintf(why, sizeof(why), "cannot read its attributes (inode %u): %s; left as it is",
+			 e->ino, error_message(xrc));
+	warn(r, f->path, why);
+	r->st->errors++;
+	return false;
+}
+
+/* Writes ctx; false after a warning (counted as an error). */
+static bool write_label(struct run *r, const struct label_file *f, const struct walk_entry *e,
+			const char *cur, const struct fc_result *res)
+{
+	char w1[8192], w2[1024];
+	const char *why = w2;
+	int src = LSET_OK;
+	errcode_t xrc;
+	if (r->src) {
+		src = r->src->set(r->src->arg, f, res->context, w2, sizeof(w2));
+	} else if ((xrc = xattr_set_label(r->x, e->ino, e->inode, res->context))) {
+		src = xrc == EXT2_ET_BLOCK_ALLOC_FAIL ? LSET_NOSPACE : LSET_ERROR;
+		why = error_message(xrc);
+	}
+	if (src == LSET_OK)
+		return true;
+	snprintf(w1, sizeof(w1), "cannot write %s: %s; left as it is", res->context, why);
+	/* a full image: the first few are named, the total follows at the end */
+	if (src != LSET_NOSPACE || ++r->st->nospace <= 10)
+		warn(r, f->path, w1);
+	else
+		r->st->warnings++;
+	r->st->errors++;
+	event(r, "error", f->path, cur, res->context, res->spec, why);
+	return false;
+}
+
+/* Whether a stored value is the label ctx: stored with its NUL, as setfiles does; a stored
+ * value without one is the same label. */
+static bool same_label(const char *cur, size_t curlen, const char *ctx)
+{
+	size_t want = strlen(ctx);
+	return cur && (curlen == want + 1 || curlen == want) && !memcmp(cur, ctx, want) &&
+	       (curlen == want || cur[want] == 0);
+}
+
+/* Counts the file, and decides whether its subtree is walked (1: left out by the diff). */
+static int enter(struct run *r, const struct label_file *f)
+{
+	int descend = 0;
+	r->st->scanned++;
+	if (LINUX_S_ISDIR(f->mode)) {
+		if (r->o->diff && !r->collect_only && !fc_diff_reaches(r->o->diff, f->path)) {
+			descend = 1;
+			r->st->dirs_skipped++;
+		} else {
+			r->st->dirs++;
+		}
+	}
+	progress(r);
+	return descend;
+}
+
+static bool valid_type(struct run *r, const struct label_file *f)
+{
+	char w[256];
+	switch (f->mode & LINUX_S_IFMT) {
+	case LINUX_S_IFREG: case LINUX_S_IFDIR: case LINUX_S_IFLNK: case LINUX_S_IFCHR:
+	case LINUX_S_IFBLK: case LINUX_S_IFIFO: case LINUX_S_IFSOCK:
+		return true;
+	}
+	snprintf(w, sizeof(w), "inode %llu has an invalid file type (mode 0%o); left as it is",
+		 (unsigned long long)f->ino, f->mode);
+	walk_warn(r, f->path, w);
+	return false;
+}
+
 /* One file, from either walk: e is the image's entry, NULL on a live tree (r->src). */
 static int visit_file(struct run *r, const struct label_file *f, const struct walk_entry *e)
 {
 	const struct label_opts *o = r->o;
 	struct label_stats *st = r->st;
 	struct fc_result res;
-	char w1[8192], w2[1024];
-	mode_t mode = f->mode;
+	char w1[1024];
+	int fatal = 0;
 
 	if (o->nexcludes && label_excluded(o, f->path, f->pathlen))
 		return 1;
-	st->scanned++;
-	int descend = 0;
-	if (LINUX_S_ISDIR(mode)) {
-		if (o->diff && !r->collect_only && !fc_diff_reaches(o->diff, f->path)) {
-			descend = 1;
-			st->dirs_skipped++;
-		} else {
-			st->dirs++;
-		}
-	}
-	progress(r);
-	switch (mode & LINUX_S_IFMT) {
-	case LINUX_S_IFREG: case LINUX_S_IFDIR: case LINUX_S_IFLNK: case LINUX_S_IFCHR:
-	case LINUX_S_IFBLK: case LINUX_S_IFIFO: case LINUX_S_IFSOCK:
-		break;
-	default:
-		snprintf(w1, sizeof(w1), "inode %llu has an invalid file type (mode 0%o); left as it is",
-			 (unsigned long long)f->ino, mode);
-		walk_warn(r, f->path, w1);
+	int descend = enter(r, f);
+	if (!valid_type(r, f))
 		return 1;
-	}
-	int rc = fc_lookup(r->set, f->path, mode, &res);
+	int rc = fc_lookup(r->set, f->path, f->mode, &res);
 	if (rc) {
 		snprintf(w1, sizeof(w1), "lookup failed: %s", strerror(rc));
 		warn(r, f->path, w1);
 		st->errors++;
 		return descend;
 	}
-	/* hard links: the first path that gets a label decides, as in setfiles (a path with no
-	 * label, or <<none>>, leaves the file to its other names) */
-	if (!LINUX_S_ISDIR(mode) && f->nlink > 1 && res.status == FC_LABEL) {
-		struct link *l = link_slot(r, f->dev, f->ino);
-		if (!l)
-			return -1;
-		if (l->used) {
-			if (strcmp(l->spec->context, res.context)) {
-				st->conflicts++;
-				clear_progress(r);
-				fprintf(stderr, "fclabel %s: hard link conflict: inode %llu is %s (%s, %s) "
-					"and %s (%s, %s); keeping the first\n", o->cmd,
-					(unsigned long long)f->ino, l->path, l->spec->context,
-					spec_where(l->spec, w1, sizeof(w1)), f->path, res.context,
-					spec_where(res.spec, w2, sizeof(w2)));
-				event(r, "conflict", f->path, l->spec->context, res.context, res.spec,
-				      l->path);
-			}
-			st->unchanged++;
-			return descend;
-		}
-		l->used = true;
-		l->dev = f->dev;
-		l->ino = f->ino;
-		l->spec = res.spec;
-		l->path = strdup(f->path);
-		r->nlinks++;
-		if (!l->path)
-			return -1;
-	}
+	if (!LINUX_S_ISDIR(f->mode) && f->nlink > 1 && res.status == FC_LABEL &&
+	    !first_name(r, f, &res, &fatal))
+		return fatal ? fatal : descend;
 	if (r->collect_only)
 		return descend;
 	if (res.status != FC_LABEL) {
@@ -376,36 +451,24 @@ static int visit_file(struct run *r, const struct label_file *f, const struct wa
 	}
 	const char *cur;
 	size_t curlen;
-	errcode_t xrc = 0;
-	if (r->src ? r->src->get(r->src->arg, f, &cur, &curlen, w1, sizeof(w1)) != 0
-		   : (xrc = xattr_get_label(r->x, e->ino, e->inode, &cur, &curlen)) != 0) {
-		if (xrc)
-			snprintf(w1, sizeof(w1), "cannot read its attributes (inode %u): %s; left as "
-				 "it is", e->ino, error_message(xrc));
-		warn(r, f->path, w1);
-		st->errors++;
+	if (!current_label(r, f, e, &cur, &curlen))
 		return descend;
-	}
-	size_t want = strlen(res.context);
-	/* stored with its NUL, as setfiles does; a stored value without one is the same label */
-	if (cur && (curlen == want + 1 || curlen == want) && !memcmp(cur, res.context, want) &&
-	    (curlen == want || cur[want] == 0)) {
+	if (same_label(cur, curlen, res.context)) {
 		st->unchanged++;
 		return descend;
 	}
-	if (o->diff && !LINUX_S_ISDIR(mode) && f->nlink > 1) {
+	if (o->diff && !LINUX_S_ISDIR(f->mode) && f->nlink > 1) {
 		/* Another name of this inode may sit in a subtree this walk skips, and come first
 		 * in walk order: then it decides. Only a full walk can tell. */
 		r->need_full = true;
 		return descend;
 	}
-	const char *has = cur ? cur : "(none)";
 	if (o->mode == LM_CHECK) {
 		st->changed++;
 		clear_progress(r);
 		if (o->list)
-			fprintf(o->list, "%s\thas %s\twants %s\t%s\n", f->path, has, res.context,
-				spec_where(res.spec, w1, sizeof(w1)));
+			fprintf(o->list, "%s\thas %s\twants %s\t%s\n", f->path, cur ? cur : "(none)",
+				res.context, spec_where(res.spec, w1, sizeof(w1)));
 		event(r, "differs", f->path, cur, res.context, res.spec, NULL);
 		return descend;
 	}
@@ -413,32 +476,13 @@ static int visit_file(struct run *r, const struct label_file *f, const struct wa
 		walk_warn(r, f->path, w1);
 		return descend;
 	}
-	if (o->mode == LM_LABEL) {
-		int src = LSET_OK;
-		const char *why = w2;
-		if (r->src) {
-			src = r->src->set(r->src->arg, f, res.context, w2, sizeof(w2));
-		} else if ((xrc = xattr_set_label(r->x, e->ino, e->inode, res.context))) {
-			src = xrc == EXT2_ET_BLOCK_ALLOC_FAIL ? LSET_NOSPACE : LSET_ERROR;
-			why = error_message(xrc);
-		}
-		if (src != LSET_OK) {
-			snprintf(w1, sizeof(w1), "cannot write %s: %s; left as it is", res.context, why);
-			/* a full image: the first few are named, the total follows at the end */
-			if (src != LSET_NOSPACE || ++st->nospace <= 10)
-				warn(r, f->path, w1);
-			else
-				st->warnings++;
-			st->errors++;
-			event(r, "error", f->path, cur, res.context, res.spec, why);
-			return descend;
-		}
-	}
+	if (o->mode == LM_LABEL && !write_label(r, f, e, cur, &res))
+		return descend;
 	st->changed++;
 	if (o->verbose) {
 		clear_progress(r);
 		printf("%s %s: %s -> %s (%s)\n", o->mode == LM_DRYRUN ? "would relabel" : "relabeled",
-		       f->path, has, res.context, spec_where(res.spec, w1, sizeof(w1)));
+		       f->path, cur ? cur : "(none)", res.context, spec_where(res.spec, w1, sizeof(w1)));
 	}
 	event(r, o->mode == LM_DRYRUN ? "would-change" : "changed", f->path, cur, res.context,
 	      res.spec, NULL);

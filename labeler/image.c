@@ -125,21 +125,12 @@ static int choose_replace(const char *name, const struct img_params *p, const ch
 	return 1;
 }
 
-int img_open(struct image *img, const char *name, unsigned flags, const struct img_params *p,
-	     const char *cmd)
+/* Which io_manager reads (and writes) the image, by its format and the options; -1: refused
+ * (printed). */
+static int choose_manager(struct image *img, const char *name, bool rw, const struct img_params *p,
+			  const char *cmd, io_manager *io)
 {
-	int mflags = 0;
-	errcode_t rc;
-	bool rw = flags & IMG_RW;
-	char why[256] = "";
-	io_manager io = unix_io_manager;
-
-	memset(img, 0, sizeof(*img));
-	img->name = name;
-	if ((rc = imgfmt_detect(name, &img->fmt, why, sizeof(why)))) {
-		fprintf(stderr, "fclabel %s: %s: %s\n", cmd, name, why);
-		return -1;
-	}
+	*io = unix_io_manager;
 	if (p && img->fmt == IMGFMT_BLOCKDEV && (p->output || p->replace == REPLACE_ALWAYS)) {
 		fprintf(stderr, "fclabel %s: %s: %s is for image files; a block device is written in "
 			"place\n", cmd, name, p->output ? "-o" : "--atomic");
@@ -167,9 +158,9 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 				"image is replaced whole, only when complete\n", cmd, name);
 			return -1;
 		}
-		io = imgfmt_sparse_manager;
+		*io = imgfmt_sparse_manager;
 	} else if (img->replaced && !(p && p->undo)) {
-		io = imgfmt_replace_manager;
+		*io = imgfmt_replace_manager;
 	} else if (rw && p && p->undo) {
 		/* like tune2fs -z: a fresh undo file that e2undo replays */
 		if (unlink(p->undo) < 0 && errno != ENOENT) {
@@ -178,9 +169,16 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 		}
 		set_undo_io_backing_manager(img->replaced ? imgfmt_replace_manager : unix_io_manager);
 		set_undo_io_backup_file((char *)p->undo);
-		io = undo_io_manager;
+		*io = undo_io_manager;
 	}
-	rc = ext2fs_check_if_mounted(name, &mflags);
+	return 0;
+}
+
+/* A mounted (or otherwise busy) image is not written; -1: refused (printed). */
+static int check_mounted(const char *name, bool rw, const char *cmd)
+{
+	int mflags = 0;
+	errcode_t rc = ext2fs_check_if_mounted(name, &mflags);
 	if (rc) {
 		fprintf(stderr, "fclabel %s: %s: cannot tell whether it is mounted: %s\n", cmd, name,
 			error_message(rc));
@@ -197,8 +195,14 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 			cmd, name);
 		return -1;
 	}
-	rc = ext2fs_open2(name, NULL, EXT2_FLAG_64BITS | (rw ? EXT2_FLAG_RW | EXT2_FLAG_EXCLUSIVE : 0),
-			  0, 0, io, &img->fs);
+	return 0;
+}
+
+/* The file system, as quiet and reproducible as its input allows. */
+static int open_fs(struct image *img, const char *name, bool rw, io_manager io, const char *cmd)
+{
+	errcode_t rc = ext2fs_open2(name, NULL, EXT2_FLAG_64BITS |
+				    (rw ? EXT2_FLAG_RW | EXT2_FLAG_EXCLUSIVE : 0), 0, 0, io, &img->fs);
 	if (rc) {
 		const char *detail = img->fmt == IMGFMT_SPARSE ? imgfmt_error() : NULL;
 		if (detail)
@@ -209,8 +213,6 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 		img->fs = NULL;
 		return -1;
 	}
-	img->rw = rw;
-	img->no_sync = p && p->no_sync;
 	/* Without I/O statistics ext2fs_close leaves s_kbytes_written alone: every format gives the
 	 * same bytes (a sparse image's result equals the raw one's), and the superblock keeps what
 	 * it said but for the blocks the labels need. */
@@ -218,11 +220,17 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 	quiet = *img->fs->io->manager;
 	quiet.get_stats = NULL;
 	img->fs->io->manager = &quiet;
-	struct ext2_super_block *sb = img->fs->super;
 	/* Reproducible results: the superblock's write time stays as it was (or becomes
 	 * SOURCE_DATE_EPOCH), so the same input always gives the same bytes. */
 	const char *sde = getenv("SOURCE_DATE_EPOCH");
-	img->fs->now = sde && *sde ? (time_t)strtoll(sde, NULL, 10) : (time_t)sb->s_wtime;
+	img->fs->now = sde && *sde ? (time_t)strtoll(sde, NULL, 10) : (time_t)img->fs->super->s_wtime;
+	return 0;
+}
+
+/* What the superblock says about the file system's state: written only with --force. */
+static int check_state(struct image *img, const char *name, unsigned flags, const char *cmd)
+{
+	struct ext2_super_block *sb = img->fs->super;
 	const char *problem = NULL;
 	if (sb->s_state & EXT2_ERROR_FS)
 		problem = "its superblock says the file system has errors (run e2fsck first)";
@@ -230,77 +238,113 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 		problem = "its journal needs recovery (mount it once, or run e2fsck first)";
 	else if (!(sb->s_state & EXT2_VALID_FS))
 		problem = "its superblock says it was not cleanly unmounted (run e2fsck first)";
-	if (problem) {
-		if (!rw) {
-			fprintf(stderr, "fclabel %s: warning: %s: %s\n", cmd, name, problem);
-		} else if (!(flags & IMG_FORCE)) {
-			fprintf(stderr, "fclabel %s: %s: %s; refusing to write (--force to write anyway)\n",
-				cmd, name, problem);
-			ext2fs_close_free(&img->fs);
-			return -1;
-		} else {
-			fprintf(stderr, "fclabel %s: warning: %s: %s; writing anyway (--force)\n", cmd,
-				name, problem);
-		}
+	if (!problem)
+		return 0;
+	if (!img->rw) {
+		fprintf(stderr, "fclabel %s: warning: %s: %s\n", cmd, name, problem);
+	} else if (!(flags & IMG_FORCE)) {
+		fprintf(stderr, "fclabel %s: %s: %s; refusing to write (--force to write anyway)\n",
+			cmd, name, problem);
+		return -1;
+	} else {
+		fprintf(stderr, "fclabel %s: warning: %s: %s; writing anyway (--force)\n", cmd, name,
+			problem);
 	}
-	/* Damage everything else rests on, refused as e2fsck refuses it: a file shorter than its
-	 * file system (truncated), group descriptors that put bitmaps or inode tables outside the
-	 * file system or on top of other metadata, descriptor checksums that fail. A write would
-	 * allocate over live blocks (a bitmap read from the wrong place calls them free); a read
-	 * would report on garbage. */
+	return 0;
+}
+
+/*
+ * Damage everything else rests on, refused as e2fsck refuses it: a file shorter than its file
+ * system (truncated), group descriptors that put bitmaps or inode tables outside the file system
+ * or on top of other metadata, descriptor checksums that fail. A write would allocate over live
+ * blocks (a bitmap read from the wrong place calls them free); a read would report on garbage.
+ */
+static int check_damage(struct image *img, const char *name, const char *cmd)
+{
+	ext2_filsys fs = img->fs;
 	const char *damage = NULL;
 	char dbuf[256];
 	blk64_t dev_blocks = 0;
+	errcode_t rc;
+
 	if (img->fmt != IMGFMT_SPARSE &&
-	    !ext2fs_get_device_size2(name, (int)img->fs->blocksize, &dev_blocks) && dev_blocks &&
-	    dev_blocks < ext2fs_blocks_count(sb)) {
+	    !ext2fs_get_device_size2(name, (int)fs->blocksize, &dev_blocks) && dev_blocks &&
+	    dev_blocks < ext2fs_blocks_count(fs->super)) {
 		snprintf(dbuf, sizeof(dbuf), "it holds %llu blocks of %u bytes but its file system "
-			 "has %llu (truncated?)", (unsigned long long)dev_blocks, img->fs->blocksize,
-			 (unsigned long long)ext2fs_blocks_count(sb));
+			 "has %llu (truncated?)", (unsigned long long)dev_blocks, fs->blocksize,
+			 (unsigned long long)ext2fs_blocks_count(fs->super));
 		damage = dbuf;
-	} else if ((rc = ext2fs_check_desc(img->fs))) {
+	} else if ((rc = ext2fs_check_desc(fs))) {
 		snprintf(dbuf, sizeof(dbuf), "its group descriptors are corrupt (%s)",
 			 error_message(rc));
 		damage = dbuf;
-	} else if (ext2fs_has_group_desc_csum(img->fs)) {
-		for (dgrp_t g = 0; g < img->fs->group_desc_count && !damage; g++)
-			if (!ext2fs_group_desc_csum_verify(img->fs, g)) {
+	} else if (ext2fs_has_group_desc_csum(fs)) {
+		for (dgrp_t g = 0; g < fs->group_desc_count && !damage; g++)
+			if (!ext2fs_group_desc_csum_verify(fs, g)) {
 				snprintf(dbuf, sizeof(dbuf), "the checksum of group descriptor %u does "
 					 "not match it", g);
 				damage = dbuf;
 			}
 	}
-	if (damage) {
-		fprintf(stderr, "fclabel %s: %s: %s; refusing to %s it (run e2fsck first)\n", cmd,
-			name, damage, rw ? "write" : "read");
-		ext2fs_close_free(&img->fs);
-		return -1;
+	if (!damage)
+		return 0;
+	fprintf(stderr, "fclabel %s: %s: %s; refusing to %s it (run e2fsck first)\n", cmd, name,
+		damage, img->rw ? "write" : "read");
+	return -1;
+}
+
+/* The bitmaps a walk needs: to tell a free inode (read-only too), to allocate (read-write). */
+static int read_bitmaps(struct image *img, const char *name, const char *cmd)
+{
+	ext2_filsys fs = img->fs;
+	if (!img->rw) {
+		(void)ext2fs_read_inode_bitmap(fs);
+		return 0;
 	}
-	/* Read-only too, the inode bitmap (small) lets the walk tell an entry to a free inode. */
-	if (!rw)
-		(void)ext2fs_read_inode_bitmap(img->fs);
 	/* With 128-byte inodes every label lives in a block, and xattr.c orders the writes of each
 	 * allocation for a crash: the block cache (which writes back in its own order) is off. */
-	if (rw && !img->replaced && EXT2_INODE_SIZE(sb) <= EXT2_GOOD_OLD_INODE_SIZE)
-		io_channel_set_options(img->fs->io, "cache=off");
-	if (rw) {
-		rc = ext2fs_read_bitmaps(img->fs);
-		if (rc) {
-			fprintf(stderr, "fclabel %s: %s: cannot read the allocation bitmaps: %s\n", cmd,
-				name, error_message(rc));
-			ext2fs_close_free(&img->fs);
-			return -1;
-		}
-		unsigned long long counted = 0;
-		long g = bitmap_disagrees(img->fs, &counted);
-		if (g >= 0) {
-			fprintf(stderr, "fclabel %s: %s: the block bitmap of group %ld has %llu free "
-				"blocks but its descriptor says %u (a damaged bitmap could hand out "
-				"blocks in use); refusing to write (run e2fsck first)\n", cmd, name, g,
-				counted, ext2fs_bg_free_blocks_count(img->fs, (dgrp_t)g));
-			ext2fs_close_free(&img->fs);
-			return -1;
-		}
+	if (!img->replaced && EXT2_INODE_SIZE(fs->super) <= EXT2_GOOD_OLD_INODE_SIZE)
+		io_channel_set_options(fs->io, "cache=off");
+	errcode_t rc = ext2fs_read_bitmaps(fs);
+	if (rc) {
+		fprintf(stderr, "fclabel %s: %s: cannot read the allocation bitmaps: %s\n", cmd, name,
+			error_message(rc));
+		return -1;
+	}
+	unsigned long long counted = 0;
+	long g = bitmap_disagrees(fs, &counted);
+	if (g >= 0) {
+		fprintf(stderr, "fclabel %s: %s: the block bitmap of group %ld has %llu free blocks but "
+			"its descriptor says %u (a damaged bitmap could hand out blocks in use); "
+			"refusing to write (run e2fsck first)\n", cmd, name, g, counted,
+			ext2fs_bg_free_blocks_count(fs, (dgrp_t)g));
+		return -1;
+	}
+	return 0;
+}
+
+int img_open(struct image *img, const char *name, unsigned flags, const struct img_params *p,
+	     const char *cmd)
+{
+	bool rw = flags & IMG_RW;
+	char why[256] = "";
+	io_manager io;
+
+	memset(img, 0, sizeof(*img));
+	img->name = name;
+	if (imgfmt_detect(name, &img->fmt, why, sizeof(why))) {
+		fprintf(stderr, "fclabel %s: %s: %s\n", cmd, name, why);
+		return -1;
+	}
+	if (choose_manager(img, name, rw, p, cmd, &io) || check_mounted(name, rw, cmd) ||
+	    open_fs(img, name, rw, io, cmd))
+		return -1;
+	img->rw = rw;
+	img->no_sync = p && p->no_sync;
+	if (check_state(img, name, flags, cmd) || check_damage(img, name, cmd) ||
+	    read_bitmaps(img, name, cmd)) {
+		ext2fs_close_free(&img->fs);
+		return -1;
 	}
 	return 0;
 }

@@ -99,230 +99,312 @@ static char *clean_path(const char *p)
 	return o;
 }
 
-int image_command(int argc, char **argv, int mode)
-{
-	static const struct option opts[] = {
-		{ "file-contexts", required_argument, NULL, 'S' },
-		{ "mount-point", required_argument, NULL, 'a' },
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "exclude", required_argument, NULL, 'e' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "json", required_argument, NULL, 'j' },
-		{ "strict", no_argument, NULL, 's' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "base-only", no_argument, NULL, 'B' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "policy", required_argument, NULL, 'p' },
-		{ "from", required_argument, NULL, 'O' },
-		{ "to", required_argument, NULL, 'T' },
-		{ "plan", no_argument, NULL, 'P' },
-		{ "verify", no_argument, NULL, 'V' },
-		{ "undo", required_argument, NULL, 'z' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "no-sync", no_argument, NULL, 'Y' },
-		{ "cross-mounts", no_argument, NULL, 'X' },
-		{ "atomic", no_argument, NULL, 'R' },
-		{ "in-place", no_argument, NULL, 'I' },
-		{ 0 }
-	};
-	const bool check = mode == LM_CHECK, relabel = mode == LM_RELABEL;
-	const char *cmd = check ? "check" : relabel ? "relabel" : "label";
-	const char *usage = check ? check_usage : relabel ? relabel_usage : label_usage;
-	const char *shortopts = check ? "S:a:e:h" : relabel ? "a:e:vz:o:h" : "S:a:ne:vz:o:h";
-	/* the long options each command takes, beyond the shared ones */
-	const char *own = check ? "" : relabel ? "OTPVfzoYRI" : "sfzoYRI";
-	struct img_params ip = { 0 };
-	struct fcfiles files = { 0 }, from = { 0 };
-	bool from_none = false, verify = false;
-	fc_set *oldset = NULL;
-	struct fc_diff *diff = NULL;
-	struct label_opts o = { .mode = relabel ? LM_LABEL : (enum label_mode)mode, .cmd = cmd,
-				.mountpoint = "", .progress = true };
-	struct label_stats st;
+/* One run of label, check or relabel: its options, then what it loaded and opened. */
+struct imgcmd {
+	const char *cmd, *usage;
+	bool check, relabel, tree, from_none, verify;
+	const char *target, *json, *sepolicy;
+	struct img_params ip;
+	struct fcfiles files, from;
+	struct label_opts o;
+	char *mp;
+	unsigned flags, imgflags;
+	fc_set *set, *oldset;
+	struct fc_diff *diff;
 	struct image img;
-	const char *json = NULL, *sepolicy = NULL;
-	char *mp = NULL;
-	unsigned flags = 0, imgflags = 0;
-	int c, status = EXIT_USAGE;
-	bool tree = false;
-	fc_set *set = NULL;
+	bool img_open;
+};
 
-	while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
-		if (strchr("OTPVsfzoYRI", c) && !strchr(own, c))
-			die_usage(cmd, usage);
-		switch (c) {
-		case 'O':
-			if (!strcmp(optarg, "none"))
-				from_none = true;
-			else if (fcfiles_add(&from, optarg))
-				goto out;
-			break;
-		case 'T':
-			if (fcfiles_add(&files, optarg))
-				goto out;
-			break;
-		case 'P': o.mode = LM_DRYRUN; o.verbose = true; break;
-		case 'V': verify = true; break;
-		case 'z': ip.undo = optarg; break;
-		case 'o': ip.output = optarg; break;
-		case 'Y': ip.no_sync = true; break;
-		case 'R': ip.replace = REPLACE_ALWAYS; break;
-		case 'I': ip.replace = REPLACE_NEVER; break;
-		case 'S':
-			if (fcfiles_add(&files, optarg))
-				goto out;
-			break;
-		case 'a':
-			free(mp);
-			mp = clean_path(optarg);
-			if (!mp) {
-				fprintf(stderr, "fclabel %s: -a '%s': not an absolute path\n", cmd, optarg);
-				goto out;
-			}
-			if (!strcmp(mp, "/"))
-				mp[0] = 0;
-			break;
-		case 'n': o.mode = LM_DRYRUN; break;
-		case 'e': {
-			char *p = clean_path(optarg), **nv;
-			if (!p) {
-				fprintf(stderr, "fclabel %s: -e '%s': not an absolute path\n", cmd, optarg);
-				goto out;
-			}
-			nv = realloc(o.excludes, (o.nexcludes + 1) * sizeof(*nv));
-			if (!nv) {
-				free(p);
-				goto out;
-			}
-			o.excludes = nv;
-			o.excludes[o.nexcludes++] = p;
-			break;
-		}
-		case 'v': o.verbose = true; break;
-		case 'j': json = optarg; break;
-		case 'p': sepolicy = optarg; break;
-		case 's': o.strict = true; break;
-		case 'X': o.cross_mounts = true; break;
-		case 'f': imgflags |= IMG_FORCE; break;
-		case 'B': flags |= FC_BASE_ONLY; break;
-		case 'h': printf("usage: %s\n", usage); status = EXIT_OK; goto out;
-		default: die_usage(cmd, usage);
-		}
+static const struct option image_opts[] = {
+	{ "file-contexts", required_argument, NULL, 'S' },
+	{ "mount-point", required_argument, NULL, 'a' },
+	{ "dry-run", no_argument, NULL, 'n' },
+	{ "exclude", required_argument, NULL, 'e' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "json", required_argument, NULL, 'j' },
+	{ "strict", no_argument, NULL, 's' },
+	{ "force", no_argument, NULL, 'f' },
+	{ "base-only", no_argument, NULL, 'B' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "policy", required_argument, NULL, 'p' },
+	{ "from", required_argument, NULL, 'O' },
+	{ "to", required_argument, NULL, 'T' },
+	{ "plan", no_argument, NULL, 'P' },
+	{ "verify", no_argument, NULL, 'V' },
+	{ "undo", required_argument, NULL, 'z' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "no-sync", no_argument, NULL, 'Y' },
+	{ "cross-mounts", no_argument, NULL, 'X' },
+	{ "atomic", no_argument, NULL, 'R' },
+	{ "in-place", no_argument, NULL, 'I' },
+	{ 0 }
+};
+
+/* -a and -e: a clean absolute path, or NULL after saying why. */
+static char *path_arg(const struct imgcmd *c, int opt, const char *arg)
+{
+	char *p = clean_path(arg);
+	if (!p)
+		fprintf(stderr, "fclabel %s: -%c '%s': not an absolute path\n", c->cmd, opt, arg);
+	return p;
+}
+
+static int add_exclude(struct imgcmd *c, const char *arg)
+{
+	char *p = path_arg(c, 'e', arg), **nv;
+	if (!p)
+		return -1;
+	nv = realloc(c->o.excludes, (c->o.nexcludes + 1) * sizeof(*nv));
+	if (!nv) {
+		free(p);
+		return -1;
 	}
-	if (optind + 1 != argc || !files.n || (relabel && !from.n && !from_none)) {
-		fprintf(stderr, "fclabel %s: %s\n", cmd,
-			relabel && !files.n ? "--to FILE_CONTEXTS is required"
-			: relabel && !from.n && !from_none ? "--from FILE_CONTEXTS (or none) is required"
-			: !files.n ? "-S FILE_CONTEXTS is required" : "give exactly one IMAGE");
-		die_usage(cmd, usage);
+	c->o.excludes = nv;
+	c->o.excludes[c->o.nexcludes++] = p;
+	return 0;
+}
+
+/* One option; -1 to stop with EXIT_USAGE, 1 for --help. */
+static int take_option(struct imgcmd *c, int opt, const char *arg)
+{
+	switch (opt) {
+	case 'O':
+		if (!strcmp(arg, "none"))
+			c->from_none = true;
+		else if (fcfiles_add(&c->from, arg))
+			return -1;
+		break;
+	case 'S': case 'T':
+		if (fcfiles_add(&c->files, arg))
+			return -1;
+		break;
+	case 'P': c->o.mode = LM_DRYRUN; c->o.verbose = true; break;
+	case 'V': c->verify = true; break;
+	case 'z': c->ip.undo = arg; break;
+	case 'o': c->ip.output = arg; break;
+	case 'Y': c->ip.no_sync = true; break;
+	case 'R': c->ip.replace = REPLACE_ALWAYS; break;
+	case 'I': c->ip.replace = REPLACE_NEVER; break;
+	case 'a':
+		free(c->mp);
+		if (!(c->mp = path_arg(c, 'a', arg)))
+			return -1;
+		if (!strcmp(c->mp, "/"))
+			c->mp[0] = 0;
+		break;
+	case 'n': c->o.mode = LM_DRYRUN; break;
+	case 'e': return add_exclude(c, arg);
+	case 'v': c->o.verbose = true; break;
+	case 'j': c->json = arg; break;
+	case 'p': c->sepolicy = arg; break;
+	case 's': c->o.strict = true; break;
+	case 'X': c->o.cross_mounts = true; break;
+	case 'f': c->imgflags |= IMG_FORCE; break;
+	case 'B': c->flags |= FC_BASE_ONLY; break;
+	case 'h': printf("usage: %s\n", c->usage); return 1;
+	default: die_usage(c->cmd, c->usage);
 	}
-	if (mp)
-		o.mountpoint = mp;
-	/* a directory: the live tree below it (tree.c) */
+	return 0;
+}
+
+static int parse_options(struct imgcmd *c, int argc, char **argv)
+{
+	const char *shortopts = c->check ? "S:a:e:h" : c->relabel ? "a:e:vz:o:h" : "S:a:ne:vz:o:h";
+	/* the long options each command takes, beyond the shared ones */
+	const char *own = c->check ? "" : c->relabel ? "OTPVfzoYRI" : "sfzoYRI";
+	int opt, r;
+
+	while ((opt = getopt_long(argc, argv, shortopts, image_opts, NULL)) != -1) {
+		if (strchr("OTPVsfzoYRI", opt) && !strchr(own, opt))
+			die_usage(c->cmd, c->usage);
+		if ((r = take_option(c, opt, optarg)))
+			return r;
+	}
+	if (optind + 1 != argc || !c->files.n || (c->relabel && !c->from.n && !c->from_none)) {
+		fprintf(stderr, "fclabel %s: %s\n", c->cmd,
+			c->relabel && !c->files.n ? "--to FILE_CONTEXTS is required"
+			: c->relabel && !c->from.n && !c->from_none
+				? "--from FILE_CONTEXTS (or none) is required"
+			: !c->files.n ? "-S FILE_CONTEXTS is required" : "give exactly one IMAGE");
+		die_usage(c->cmd, c->usage);
+	}
+	c->target = argv[optind];
+	if (c->mp)
+		c->o.mountpoint = c->mp;
+	return 0;
+}
+
+/* A directory is the live tree below it (tree.c): the options for images do not apply. */
+static int check_target(struct imgcmd *c)
+{
 	struct stat sb;
-	tree = !stat(argv[optind], &sb) && S_ISDIR(sb.st_mode);
-	if (tree && (ip.undo || ip.output || ip.no_sync || ip.replace || (imgflags & IMG_FORCE))) {
-		fprintf(stderr, "fclabel %s: %s is a directory: %s applies to images only\n", cmd,
-			argv[optind], ip.undo ? "-z" : ip.output ? "-o" : ip.no_sync ? "--no-sync"
-			: ip.replace == REPLACE_ALWAYS ? "--atomic" : ip.replace ? "--in-place"
+	const struct img_params *ip = &c->ip;
+
+	c->tree = !stat(c->target, &sb) && S_ISDIR(sb.st_mode);
+	if (c->tree && (ip->undo || ip->output || ip->no_sync || ip->replace ||
+			(c->imgflags & IMG_FORCE))) {
+		fprintf(stderr, "fclabel %s: %s is a directory: %s applies to images only\n", c->cmd,
+			c->target, ip->undo ? "-z" : ip->output ? "-o" : ip->no_sync ? "--no-sync"
+			: ip->replace == REPLACE_ALWAYS ? "--atomic" : ip->replace ? "--in-place"
 			: "--force");
-		goto out;
+		return -1;
 	}
-	if (!tree && o.cross_mounts) {
+	if (!c->tree && c->o.cross_mounts) {
 		fprintf(stderr, "fclabel %s: %s is not a directory: --cross-mounts applies to "
-			"directories only\n", cmd, argv[optind]);
-		goto out;
+			"directories only\n", c->cmd, c->target);
+		return -1;
 	}
+	return 0;
+}
+
+/* The policy (and for relabel the old one and what changed); EXIT_OK or the exit status. */
+static int load_policies(struct imgcmd *c)
+{
+	int status, drc;
+
 	/* a policy with duplicate specs is refused, as setfiles refuses it */
-	set = load_policy(cmd, &files, flags | FC_NO_DUPS);
-	if (!set)
-		goto out;
+	if (!(c->set = load_policy(c->cmd, &c->files, c->flags | FC_NO_DUPS)))
+		return EXIT_USAGE;
 	/* --policy: every context checked before the image (or a report) is opened */
-	if (sepolicy && (status = policy_check(cmd, sepolicy, set)) != EXIT_OK)
-		goto out;
-	status = EXIT_USAGE;
-	if (from.n) {
-		int drc;
-		if (!(oldset = load_policy(cmd, &from, flags)))
-			goto out;
-		if ((drc = fc_diff(oldset, set, &diff))) {
-			fprintf(stderr, "fclabel %s: comparing the policies: %s\n", cmd, strerror(drc));
-			goto out;
-		}
-		o.diff = diff;
+	if (c->sepolicy && (status = policy_check(c->cmd, c->sepolicy, c->set)) != EXIT_OK)
+		return status;
+	if (!c->from.n)
+		return EXIT_OK;
+	if (!(c->oldset = load_policy(c->cmd, &c->from, c->flags)))
+		return EXIT_USAGE;
+	if ((drc = fc_diff(c->oldset, c->set, &c->diff))) {
+		fprintf(stderr, "fclabel %s: comparing the policies: %s\n", c->cmd, strerror(drc));
+		return EXIT_USAGE;
 	}
-	if (json) {
-		o.json = strcmp(json, "-") ? fopen(json, "w") : stdout;
-		if (!o.json) {
-			fprintf(stderr, "fclabel %s: --json %s: %m\n", cmd, json);
-			goto out;
-		}
-	}
-	if (check && !json)
-		o.list = stdout;
-	if (!tree &&
-	    img_open(&img, argv[optind], o.mode == LM_LABEL ? IMG_RW | imgflags : 0, &ip, cmd))
-		goto out;
-	if (o.diff && !(tree ? dir_is_labeled(argv[optind]) : image_is_labeled(&img))) {
-		fprintf(stderr, "fclabel %s: %s has no labels: labeling every file\n", cmd,
-			argv[optind]);
-		o.diff = NULL;
-	}
-	int rc = tree ? label_dir(argv[optind], set, &o, &st) : label_tree(&img, set, &o, &st);
-	if (!rc && verify) {
-		/* the full check, on what was just written */
-		struct label_opts vo = o;
-		struct label_stats vst;
-		vo.mode = LM_CHECK;
-		vo.diff = NULL;
-		vo.json = NULL;
-		vo.list = stderr;
-		vo.cmd = "relabel --verify";
-		if ((tree ? label_dir(argv[optind], set, &vo, &vst) : label_tree(&img, set, &vo, &vst)) ||
-		    vst.changed || vst.errors) {
-			fprintf(stderr, "fclabel %s: --verify: %lu file(s) differ from a full label\n",
-				cmd, vst.changed);
-			st.errors += vst.changed + vst.errors;
-		} else {
-			fprintf(stderr, "fclabel %s: --verify: all %lu files have the label %s wants\n",
-				cmd, vst.scanned, "the new policy");
+	c->o.diff = c->diff;
+	return EXIT_OK;
+}
+
+/* The report, and the image (a live tree is opened by its walk). */
+static int open_outputs(struct imgcmd *c)
+{
+	if (c->json) {
+		c->o.json = strcmp(c->json, "-") ? fopen(c->json, "w") : stdout;
+		if (!c->o.json) {
+			fprintf(stderr, "fclabel %s: --json %s: %m\n", c->cmd, c->json);
+			return -1;
 		}
 	}
-	if (rc && !tree)
-		img_abandon(&img);
-	if (!tree && img_close(&img, cmd))
-		rc = -1;
-	FILE *sum = (json && !strcmp(json, "-")) || check ? stderr : stdout;
+	if (c->check && !c->json)
+		c->o.list = stdout;
+	if (!c->tree) {
+		if (img_open(&c->img, c->target, c->o.mode == LM_LABEL ? IMG_RW | c->imgflags : 0,
+			     &c->ip, c->cmd))
+			return -1;
+		c->img_open = true;
+	}
+	if (c->o.diff && !(c->tree ? dir_is_labeled(c->target) : image_is_labeled(&c->img))) {
+		fprintf(stderr, "fclabel %s: %s has no labels: labeling every file\n", c->cmd,
+			c->target);
+		c->o.diff = NULL;
+	}
+	return 0;
+}
+
+static int walk(struct imgcmd *c, const struct label_opts *o, struct label_stats *st)
+{
+	return c->tree ? label_dir(c->target, c->set, o, st) : label_tree(&c->img, c->set, o, st);
+}
+
+/* relabel --verify: the full check, on what was just written */
+static void verify_all(struct imgcmd *c, struct label_stats *st)
+{
+	struct label_opts vo = c->o;
+	struct label_stats vst;
+	vo.mode = LM_CHECK;
+	vo.diff = NULL;
+	vo.json = NULL;
+	vo.list = stderr;
+	vo.cmd = "relabel --verify";
+	if (walk(c, &vo, &vst) || vst.changed || vst.errors) {
+		fprintf(stderr, "fclabel %s: --verify: %lu file(s) differ from a full label\n", c->cmd,
+			vst.changed);
+		st->errors += vst.changed + vst.errors;
+	} else {
+		fprintf(stderr, "fclabel %s: --verify: all %lu files have the label %s wants\n", c->cmd,
+			vst.scanned, "the new policy");
+	}
+}
+
+static void print_summary(const struct imgcmd *c, const struct label_stats *st)
+{
+	FILE *sum = (c->json && !strcmp(c->json, "-")) || c->check ? stderr : stdout;
 	fprintf(sum, "fclabel %s: %s: scanned %lu, %s %lu, unchanged %lu, no label %lu, "
-		"conflicts %lu, errors %lu, warnings %lu, %.2f s\n", cmd, argv[optind], st.scanned,
-		check ? "differ" : o.mode == LM_DRYRUN ? "would change" : "changed", st.changed,
-		st.unchanged, st.nolabel, st.conflicts, st.errors, st.warnings, st.seconds);
-	if (relabel)
+		"conflicts %lu, errors %lu, warnings %lu, %.2f s\n", c->cmd, c->target, st->scanned,
+		c->check ? "differ" : c->o.mode == LM_DRYRUN ? "would change" : "changed",
+		st->changed, st->unchanged, st->nolabel, st->conflicts, st->errors, st->warnings,
+		st->seconds);
+	if (c->relabel)
 		fprintf(sum, "fclabel %s: directories entered %lu, skipped (no change can reach them) "
-			"%lu%s\n", cmd, st.dirs, st.dirs_skipped,
-			o.diff ? "" : " (a full label: no old policy, or no labels on the image)");
+			"%lu%s\n", c->cmd, st->dirs, st->dirs_skipped,
+			c->o.diff ? "" : " (a full label: no old policy, or no labels on the image)");
+}
+
+/* Labels (checks) the opened target; the exit status. */
+static int run(struct imgcmd *c)
+{
+	struct label_stats st;
+	int rc = walk(c, &c->o, &st);
+	if (!rc && c->verify)
+		verify_all(c, &st);
+	if (rc && c->img_open)
+		img_abandon(&c->img);
+	if (c->img_open) {
+		c->img_open = false;
+		if (img_close(&c->img, c->cmd))
+			rc = -1;
+	}
+	print_summary(c, &st);
 	if (rc)
-		status = EXIT_USAGE;
-	else if (check)
-		status = st.changed || st.errors ? EXIT_DIFFERS : EXIT_OK;
-	else
-		status = st.errors ? EXIT_DIFFERS : EXIT_OK;
-out:
-	if (o.json && o.json != stdout && fclose(o.json) != 0) {
-		fprintf(stderr, "fclabel %s: --json %s: %m\n", cmd, json);
+		return EXIT_USAGE;
+	if (c->check)
+		return st.changed || st.errors ? EXIT_DIFFERS : EXIT_OK;
+	return st.errors ? EXIT_DIFFERS : EXIT_OK;
+}
+
+static int finish(struct imgcmd *c, int status)
+{
+	if (c->img_open)
+		img_close(&c->img, c->cmd);
+	if (c->o.json && c->o.json != stdout && fclose(c->o.json) != 0) {
+		fprintf(stderr, "fclabel %s: --json %s: %m\n", c->cmd, c->json);
 		status = EXIT_USAGE;
 	}
-	for (size_t i = 0; i < o.nexcludes; i++)
-		free(o.excludes[i]);
-	free(o.excludes);
-	free(mp);
-	fcfiles_free(&files);
-	fcfiles_free(&from);
-	fc_diff_free(diff);
-	if (oldset)
-		fc_free(oldset);
-	if (set)
-		fc_free(set);
+	for (size_t i = 0; i < c->o.nexcludes; i++)
+		free(c->o.excludes[i]);
+	free(c->o.excludes);
+	free(c->mp);
+	fcfiles_free(&c->files);
+	fcfiles_free(&c->from);
+	fc_diff_free(c->diff);
+	if (c->oldset)
+		fc_free(c->oldset);
+	if (c->set)
+		fc_free(c->set);
 	return status;
 }
 
+int image_command(int argc, char **argv, int mode)
+{
+	struct imgcmd c = { .check = mode == LM_CHECK, .relabel = mode == LM_RELABEL };
+	int r, status;
+
+	c.cmd = c.check ? "check" : c.relabel ? "relabel" : "label";
+	c.usage = c.check ? check_usage : c.relabel ? relabel_usage : label_usage;
+	c.o = (struct label_opts){ .mode = c.relabel ? LM_LABEL : (enum label_mode)mode,
+				   .cmd = c.cmd, .mountpoint = "", .progress = true };
+	if ((r = parse_options(&c, argc, argv)))
+		return finish(&c, r > 0 ? EXIT_OK : EXIT_USAGE);
+	if (check_target(&c))
+		return finish(&c, EXIT_USAGE);
+	if ((status = load_policies(&c)) != EXIT_OK)
+		return finish(&c, status);
+	if (open_outputs(&c))
+		return finish(&c, EXIT_USAGE);
+	return finish(&c, run(&c));
+}

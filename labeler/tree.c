@@ -52,6 +52,11 @@ struct tree {
 	size_t pathlen, pathcap;
 	unsigned long mounts;  /* mount points not entered */
 	char *first_mount;
+	/* the walk: the directories being listed, each with its descriptor */
+	struct frame *stack;
+	size_t depth, cap;
+	dev_t rootdev;
+	char msg[512];
 };
 
 static int path_set(struct tree *t, size_t at, const char *name, size_t n)
@@ -218,180 +223,210 @@ static void other_fs(struct tree *t)
 		printf("not crossing into the file system mounted at %s\n", t->path);
 }
 
-static void free_frames(struct frame *stack, size_t depth, size_t cap)
+static void free_frames(struct tree *t)
 {
-	for (size_t i = 0; i < depth; i++)
-		close(stack[i].fd);
-	for (size_t i = 0; i < cap; i++)
-		free(stack[i].ents);
-	free(stack);
+	for (size_t i = 0; i < t->depth; i++)
+		close(t->stack[i].fd);
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->stack[i].ents);
+	free(t->stack);
+	t->stack = NULL;
+	t->depth = t->cap = 0;
 }
 
-static long tree_walk(void *arg, struct label_run *run)
+/* Lists the directory open as fd (sb: its stat, path[0..pathlen): its path) into a new frame,
+ * which owns fd from now on; 0 or ENOMEM. A directory that cannot be read is a warning, and
+ * what was read before the error is still walked. */
+static int push_dir(struct tree *t, struct label_run *run, int fd, const struct stat *sb,
+		    size_t pathlen)
 {
-	struct tree *t = arg;
-	const struct label_opts *o = t->o;
-	struct frame *stack = NULL;
-	size_t depth = 0, cap = 0;
-	struct stat sb;
-	struct handle h;
-	char msg[512];
-	long rc = 0;
+	if (t->depth == t->cap) {
+		size_t nc = t->cap ? t->cap * 2 : 64;
+		struct frame *ns = realloc(t->stack, nc * sizeof(*ns));
+		if (!ns) {
+			close(fd);
+			return ENOMEM;
+		}
+		memset(ns + t->cap, 0, (nc - t->cap) * sizeof(*ns));
+		t->stack = ns;
+		t->cap = nc;
+	}
+	struct frame *f = &t->stack[t->depth];
+	f->fd = fd;
+	f->dev = sb->st_dev;
+	f->ino = sb->st_ino;
+	f->pathlen = pathlen;
+	int e = read_dir(f);
+	if (e == ENOMEM) {
+		close(f->fd);
+		return ENOMEM;
+	}
+	t->depth++;
+	if (e) {
+		t->path[f->pathlen] = 0;
+		snprintf(t->msg, sizeof(t->msg), "cannot read the directory: %s; what is below it is "
+			 "left as it is", strerror(e));
+		label_walk_warn(run, t->path, t->msg);
+	}
+	return 0;
+}
 
-	t->mounts = 0;
-	free(t->first_mount);
-	t->first_mount = NULL;
-	size_t ml = strlen(o->mountpoint);
+/* Whether directory sb is one the walk is inside already (a bind mount loop). */
+static bool on_stack(const struct tree *t, const struct stat *sb)
+{
+	for (size_t i = 0; i < t->depth; i++)
+		if (t->stack[i].dev == sb->st_dev && t->stack[i].ino == sb->st_ino)
+			return true;
+	return false;
+}
+
+/* The top frame's next entry, opened into h (and stat'ed into sb) with its path in t->path:
+ * 1 to visit it, 0 to go on (left out, gone, or a warning said why), or -ENOMEM. */
+static int open_next(struct tree *t, struct label_run *run, struct handle *h, struct stat *sb)
+{
+	const struct label_opts *o = t->o;
+	struct frame *f = &t->stack[t->depth - 1];
+	unsigned char type = (unsigned char)f->ents[f->pos];
+	const char *name = f->ents + f->pos + 1;
+	size_t nl = strlen(name);
+	int e = 0;
+
+	f->pos += nl + 2;
+	if (path_set(t, f->pathlen, name, nl))
+		return -ENOMEM;
+	if (o->nexcludes && label_excluded(o, t->path, t->pathlen))
+		return 0;
+	if (type == DT_DIR || type == DT_UNKNOWN) {
+		/* a mount point is known without opening it (that would trigger an automount) */
+		if (fstatat(f->fd, name, sb, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT))
+			e = errno;
+		else if (S_ISDIR(sb->st_mode) && sb->st_dev != t->rootdev && !o->cross_mounts) {
+			other_fs(t);
+			return 0;
+		} else
+			type = IFTODT(sb->st_mode);
+	}
+	if (!e)
+		e = open_entry(f->fd, name, type, h, sb);
+	if (e == ENOENT)
+		return 0; /* removed since the listing */
+	if (e == ENOMEM)
+		return -ENOMEM;
+	if (e) {
+		snprintf(t->msg, sizeof(t->msg), "cannot open it: %s; left as it is", strerror(e));
+		label_walk_warn(run, t->path, t->msg);
+		return 0;
+	}
+	if (sb->st_dev != t->rootdev && !o->cross_mounts) {
+		close(h->fd);
+		other_fs(t);
+		return 0;
+	}
+	if (S_ISDIR(sb->st_mode) && on_stack(t, sb)) {
+		close(h->fd);
+		label_walk_warn(run, t->path, "a directory that contains itself (a bind mount loop); "
+				"not entered");
+		return 0;
+	}
+	return 1;
+}
+
+/* A directory reached through an O_PATH descriptor (it was not one at the listing, or of an
+ * unknown type there): a descriptor to read it with, or -1 after a warning. */
+static int dir_fd(struct tree *t, struct label_run *run, struct handle *h)
+{
+	if (!h->opath)
+		return h->fd;
+	int dfd = openat(h->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int oe = errno;
+	close(h->fd);
+	if (dfd < 0) {
+		snprintf(t->msg, sizeof(t->msg), "cannot open the directory: %s; what is below it is "
+			 "left as it is", strerror(oe));
+		label_walk_warn(run, t->path, t->msg);
+	}
+	return dfd;
+}
+
+/* The root: its path is the mount point (or "/"); *fd is open on it when it is to be entered. */
+static long visit_root(struct tree *t, struct label_run *run, int *fd, struct stat *sb)
+{
+	size_t ml = strlen(t->o->mountpoint);
+	struct handle h = { .opath = false };
+	long rc;
+
 	if (ml) {
-		memcpy(t->path, o->mountpoint, ml + 1);
+		memcpy(t->path, t->o->mountpoint, ml + 1);
 		t->pathlen = ml;
 	} else {
 		strcpy(t->path, "/");
 		t->pathlen = 1;
 	}
-	h.opath = false;
+	*fd = -1;
 	h.fd = open(t->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (h.fd < 0 || fstat(h.fd, &sb)) {
+	if (h.fd < 0 || fstat(h.fd, sb)) {
 		rc = errno;
 		if (h.fd >= 0)
 			close(h.fd);
 		return rc;
 	}
-	const dev_t rootdev = sb.st_dev;
-	struct label_file lf = { t->path, t->pathlen, sb.st_mode, sb.st_nlink, sb.st_dev,
-				 sb.st_ino, &h };
+	t->rootdev = sb->st_dev;
+	struct label_file lf = { t->path, t->pathlen, sb->st_mode, sb->st_nlink, sb->st_dev,
+				 sb->st_ino, &h };
 	int r = label_visit(run, &lf);
 	if (r != 0) {
 		close(h.fd);
 		return r < 0 ? ENOMEM : 0;
 	}
-	int push = h.fd;
-	size_t push_len = t->pathlen;
-	for (;;) {
-		if (push >= 0) {
-			if (depth == cap) {
-				size_t nc = cap ? cap * 2 : 64;
-				struct frame *ns = realloc(stack, nc * sizeof(*ns));
-				if (!ns) {
-					close(push);
-					rc = ENOMEM;
-					break;
-				}
-				memset(ns + cap, 0, (nc - cap) * sizeof(*ns));
-				stack = ns;
-				cap = nc;
-			}
-			struct frame *f = &stack[depth];
-			f->fd = push;
-			f->dev = sb.st_dev;
-			f->ino = sb.st_ino;
-			f->pathlen = push_len;
-			push = -1;
-			int e = read_dir(f);
-			if (e == ENOMEM) {
-				close(f->fd);
-				rc = ENOMEM;
-				break;
-			}
-			depth++;
-			if (e) {
-				t->path[f->pathlen] = 0;
-				snprintf(msg, sizeof(msg), "cannot read the directory: %s; what is "
-					 "below it is left as it is", strerror(e));
-				label_walk_warn(run, t->path, msg);
-				/* the entries read before the error are still walked */
-			}
-		}
-		if (!depth)
-			break;
-		struct frame *f = &stack[depth - 1];
+	*fd = h.fd;
+	return 0;
+}
+
+static long tree_walk(void *arg, struct label_run *run)
+{
+	struct tree *t = arg;
+	struct stat sb;
+	struct handle h;
+	int fd;
+	long rc;
+
+	t->mounts = 0;
+	free(t->first_mount);
+	t->first_mount = NULL;
+	if ((rc = visit_root(t, run, &fd, &sb)) || fd < 0)
+		return rc;
+	if ((rc = push_dir(t, run, fd, &sb, t->pathlen)))
+		return rc;
+	while (t->depth) {
+		struct frame *f = &t->stack[t->depth - 1];
 		if (f->pos >= f->size) {
 			close(f->fd);
-			depth--;
+			t->depth--;
 			continue;
 		}
-		unsigned char type = (unsigned char)f->ents[f->pos];
-		const char *name = f->ents + f->pos + 1;
-		size_t nl = strlen(name);
-		f->pos += nl + 2;
-		if ((rc = path_set(t, f->pathlen, name, nl)))
-			break;
-		if (o->nexcludes && label_excluded(o, t->path, t->pathlen))
-			continue;
-		int e = 0;
-		if (type == DT_DIR || type == DT_UNKNOWN) {
-			/* a mount point is known without opening it (that would trigger an
-			 * automount) */
-			if (fstatat(f->fd, name, &sb, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT))
-				e = errno;
-			else if (S_ISDIR(sb.st_mode) && sb.st_dev != rootdev && !o->cross_mounts) {
-				other_fs(t);
-				continue;
-			} else
-				type = IFTODT(sb.st_mode);
-		}
-		if (!e)
-			e = open_entry(f->fd, name, type, &h, &sb);
-		if (e == ENOENT)
-			continue; /* removed since the listing */
-		if (e == ENOMEM) {
-			rc = e;
+		int r = open_next(t, run, &h, &sb);
+		if (r < 0) {
+			rc = -r;
 			break;
 		}
-		if (e) {
-			snprintf(msg, sizeof(msg), "cannot open it: %s; left as it is", strerror(e));
-			label_walk_warn(run, t->path, msg);
+		if (!r)
 			continue;
-		}
-		bool isdir = S_ISDIR(sb.st_mode);
-		if (sb.st_dev != rootdev && !o->cross_mounts) {
-			close(h.fd);
-			other_fs(t);
-			continue;
-		}
-		if (isdir) {
-			size_t i;
-			for (i = 0; i < depth; i++)
-				if (stack[i].dev == sb.st_dev && stack[i].ino == sb.st_ino)
-					break;
-			if (i < depth) {
-				close(h.fd);
-				snprintf(msg, sizeof(msg), "a directory that contains itself (a bind "
-					 "mount loop); not entered");
-				label_walk_warn(run, t->path, msg);
-				continue;
-			}
-		}
-		lf = (struct label_file){ t->path, t->pathlen, sb.st_mode, sb.st_nlink, sb.st_dev,
-					  sb.st_ino, &h };
+		struct label_file lf = { t->path, t->pathlen, sb.st_mode, sb.st_nlink, sb.st_dev,
+					 sb.st_ino, &h };
 		r = label_visit(run, &lf);
 		if (r < 0) {
 			close(h.fd);
 			rc = ENOMEM;
 			break;
 		}
-		if (!isdir || r == 1) {
+		if (!S_ISDIR(sb.st_mode) || r == 1) {
 			close(h.fd);
 			continue;
 		}
-		if (h.opath) {
-			/* a directory that was not one at the listing (or of an unknown type
-			 * there): open it to read it */
-			int dfd = openat(h.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			int oe = errno;
-			close(h.fd);
-			if (dfd < 0) {
-				snprintf(msg, sizeof(msg), "cannot open the directory: %s; what is "
-					 "below it is left as it is", strerror(oe));
-				label_walk_warn(run, t->path, msg);
-				continue;
-			}
-			h.fd = dfd;
-		}
-		push = h.fd;
-		push_len = t->pathlen;
+		if ((fd = dir_fd(t, run, &h)) >= 0 && (rc = push_dir(t, run, fd, &sb, t->pathlen)))
+			break;
 	}
-	free_frames(stack, depth, cap);
+	free_frames(t);
 	return rc;
 }
 

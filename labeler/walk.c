@@ -206,190 +206,211 @@ static const char *odd_dir(ext2_filsys fs, ext2_ino_t ino, const struct ext2_ino
 	return buf;
 }
 
+/* A walk in progress: the stack of directories being listed and the current path. */
+struct walker {
+	ext2_filsys fs;
+	walk_fn fn;
+	void *arg;
+	struct walk_stats *st;
+	void (*warn)(void *arg, const char *path, const char *msg);
+	struct frame *stack;
+	size_t depth, cap;
+	struct pathbuf path;
+	struct ext2_inode_large *inode;
+	size_t isize;
+	unsigned char *seen; /* directory inodes entered */
+	char msg[256];
+};
+
+static void wwarn(struct walker *w, const char *why)
+{
+	w->warn(w->arg, w->path.p, why);
+	w->st->warnings++;
+}
+
+/* Lists directory dir (its path is path.p[0..pathlen)) into a new frame on the stack; problems
+ * with the listing are warnings, and what was read before them is still walked. */
+static errcode_t push_dir(struct walker *w, ext2_ino_t dir, size_t pathlen)
+{
+	if (w->depth == w->cap) {
+		size_t nc = w->cap ? w->cap * 2 : 64;
+		struct frame *ns = realloc(w->stack, nc * sizeof(*ns));
+		if (!ns)
+			return ENOMEM;
+		memset(ns + w->cap, 0, (nc - w->cap) * sizeof(*ns));
+		w->stack = ns;
+		w->cap = nc;
+	}
+	struct frame *f = &w->stack[w->depth];
+	f->dir = dir;
+	f->pathlen = pathlen;
+	f->size = f->pos = 0;
+	struct collect c = { f, 0, 0 };
+	w->path.p[pathlen] = 0;
+	errcode_t drc = ext2fs_dir_iterate(w->fs, dir, 0, NULL, collect_entry, &c);
+	if (c.err)
+		return c.err;
+	if (!drc && !c.all) {
+		/* not even "." and "..": libext2fs's block iterator does not report an extent tree
+		 * it cannot open; say why */
+		struct ext2_inode di;
+		ext2_extent_handle_t h;
+		drc = ext2fs_read_inode(w->fs, dir, &di);
+		if (!drc && (di.i_flags & EXT4_EXTENTS_FL) &&
+		    !(drc = ext2fs_extent_open2(w->fs, dir, &di, &h)))
+			ext2fs_extent_free(h);
+		snprintf(w->msg, sizeof(w->msg), "directory inode %u has no entries, not even '.' "
+			 "(its block map is damaged%s%s); nothing below it walked", dir,
+			 drc ? ": " : "", drc ? error_message(drc) : "");
+		wwarn(w, w->msg);
+	} else if (drc) {
+		snprintf(w->msg, sizeof(w->msg), "cannot read directory (inode %u): %s", dir,
+			 error_message(drc));
+		wwarn(w, w->msg);
+	}
+	w->depth++;
+	return 0;
+}
+
+/* The entry at the top frame's position, read into w->inode with its path in w->path: 1 when it
+ * can be walked, 0 when it is skipped (a warning says why), or an error. */
+static int take_entry(struct walker *w, ext2_ino_t *inop)
+{
+	struct frame *f = &w->stack[w->depth - 1];
+	uint32_t ino;
+	uint16_t nl;
+	const char *why;
+	memcpy(&ino, f->names + f->pos, 4);
+	memcpy(&nl, f->names + f->pos + 4, 2);
+	const char *name = f->names + f->pos + 6;
+	f->pos += 6 + nl;
+	errcode_t rc = path_set(&w->path, f->pathlen, name, nl);
+	if (rc)
+		return -(int)rc;
+	if (!nl || memchr(name, '/', nl) || memchr(name, 0, nl)) {
+		/* e2fsck's "illegal characters": as a path it would name another file */
+		for (size_t i = w->path.len - nl; i < w->path.len; i++)
+			if (w->path.p[i] == '/' || !w->path.p[i])
+				w->path.p[i] = '?';
+		snprintf(w->msg, sizeof(w->msg), "directory entry (inode %u) has a name of %u bytes "
+			 "that is empty or holds '/' or NUL (shown as '?'); skipped", ino, nl);
+		wwarn(w, w->msg);
+		return 0;
+	}
+	if ((why = bad_ino(w->fs, ino, w->msg, sizeof(w->msg)))) {
+		wwarn(w, why);
+		return 0;
+	}
+	rc = ext2fs_read_inode_full(w->fs, ino, (struct ext2_inode *)w->inode, (int)w->isize);
+	if (rc) {
+		snprintf(w->msg, sizeof(w->msg), "cannot read inode %u: %s; skipped", ino,
+			 error_message(rc));
+		wwarn(w, w->msg);
+		return 0;
+	}
+	if ((why = bad_inode(w->fs, ino, w->inode, w->msg, sizeof(w->msg)))) {
+		wwarn(w, why);
+		return 0;
+	}
+	if (LINUX_S_ISDIR(w->inode->i_mode)) {
+		if (w->seen[ino / 8] & (1 << (ino % 8))) {
+			snprintf(w->msg, sizeof(w->msg), "directory inode %u is reached a second time (a "
+				 "directory loop or a hard-linked directory); not entered again", ino);
+			wwarn(w, w->msg);
+			return 0;
+		}
+		if ((why = odd_dir(w->fs, ino, w->inode, w->msg, sizeof(w->msg))))
+			wwarn(w, why);
+	}
+	*inop = ino;
+	return 1;
+}
+
+/* The root: its path is the mount point (or "/"); 1 when it is to be entered. */
+static int walk_root(struct walker *w, const char *mountpoint, errcode_t *rc)
+{
+	size_t ml = strlen(mountpoint);
+	w->path.cap = ml + 256;
+	if (!(w->path.p = malloc(w->path.cap))) {
+		*rc = ENOMEM;
+		return 0;
+	}
+	if (ml) {
+		memcpy(w->path.p, mountpoint, ml + 1);
+		w->path.len = ml;
+	} else {
+		strcpy(w->path.p, "/");
+		w->path.len = 1;
+	}
+	if ((*rc = ext2fs_read_inode_full(w->fs, EXT2_ROOT_INO, (struct ext2_inode *)w->inode,
+					  (int)w->isize)))
+		return 0;
+	const char *why = bad_inode(w->fs, EXT2_ROOT_INO, w->inode, w->msg, sizeof(w->msg));
+	if (!why && !LINUX_S_ISDIR(w->inode->i_mode)) {
+		snprintf(w->msg, sizeof(w->msg), "the root inode (%u) is not a directory (mode 0%o); "
+			 "nothing walked", EXT2_ROOT_INO, w->inode->i_mode);
+		why = w->msg;
+	}
+	if (why) {
+		wwarn(w, why);
+		return 0;
+	}
+	if ((why = odd_dir(w->fs, EXT2_ROOT_INO, w->inode, w->msg, sizeof(w->msg))))
+		wwarn(w, why);
+	struct walk_entry e = { EXT2_ROOT_INO, EXT2_ROOT_INO, w->path.p, w->path.len, w->inode };
+	if (w->fn(&e, w->arg))
+		return 0;
+	w->seen[EXT2_ROOT_INO / 8] |= 1 << (EXT2_ROOT_INO % 8);
+	return 1;
+}
+
 errcode_t walk_image(ext2_filsys fs, const char *mountpoint, walk_fn fn, void *arg,
 		     struct walk_stats *st, void (*warn)(void *arg, const char *path, const char *msg))
 {
-	struct frame *stack = NULL;
-	size_t depth = 0, cap = 0;
-	struct pathbuf path = { 0 };
-	struct ext2_inode_large *inode;
-	size_t isize = EXT2_INODE_SIZE(fs->super);
-	ext2_ino_t ninodes = fs->super->s_inodes_count;
-	unsigned char *seen = calloc(ninodes / 8 + 1, 1);
+	struct walker w = { .fs = fs, .fn = fn, .arg = arg, .st = st, .warn = warn,
+			    .isize = EXT2_INODE_SIZE(fs->super) };
 	errcode_t rc = 0;
-	char msg[256];
 
-	if (isize < sizeof(struct ext2_inode_large))
-		isize = sizeof(struct ext2_inode_large);
-	inode = calloc(1, isize);
-	if (!seen || !inode) {
+	if (w.isize < sizeof(struct ext2_inode_large))
+		w.isize = sizeof(struct ext2_inode_large);
+	w.inode = calloc(1, w.isize);
+	w.seen = calloc(fs->super->s_inodes_count / 8 + 1, 1);
+	if (!w.seen || !w.inode) {
 		rc = ENOMEM;
 		goto out;
 	}
-	/* the root */
-	size_t ml = strlen(mountpoint);
-	path.cap = ml + 256;
-	path.p = malloc(path.cap);
-	if (!path.p) {
-		rc = ENOMEM;
+	if (!walk_root(&w, mountpoint, &rc) || (rc = push_dir(&w, EXT2_ROOT_INO, w.path.len)))
 		goto out;
-	}
-	if (ml) {
-		memcpy(path.p, mountpoint, ml + 1);
-		path.len = ml;
-	} else {
-		strcpy(path.p, "/");
-		path.len = 1;
-	}
-	rc = ext2fs_read_inode_full(fs, EXT2_ROOT_INO, (struct ext2_inode *)inode, (int)isize);
-	if (rc)
-		goto out;
-	const char *why = bad_inode(fs, EXT2_ROOT_INO, inode, msg, sizeof(msg));
-	if (!why && !LINUX_S_ISDIR(inode->i_mode)) {
-		snprintf(msg, sizeof(msg), "the root inode (%u) is not a directory (mode 0%o); "
-			 "nothing walked", EXT2_ROOT_INO, inode->i_mode);
-		why = msg;
-	}
-	if (why) {
-		warn(arg, path.p, why);
-		st->warnings++;
-		goto out;
-	}
-	if ((why = odd_dir(fs, EXT2_ROOT_INO, inode, msg, sizeof(msg)))) {
-		warn(arg, path.p, why);
-		st->warnings++;
-	}
-	struct walk_entry e = { EXT2_ROOT_INO, EXT2_ROOT_INO, path.p, path.len, inode };
-	int r = fn(&e, arg);
-	if (r < 0)
-		goto out;
-	if (r == 1)
-		goto out;
-	seen[EXT2_ROOT_INO / 8] |= 1 << (EXT2_ROOT_INO % 8);
-
-	/* push the root */
-	ext2_ino_t next_dir = EXT2_ROOT_INO;
-	size_t next_len = path.len;
-	for (;;) {
-		if (next_dir) {
-			if (depth == cap) {
-				size_t nc = cap ? cap * 2 : 64;
-				struct frame *ns = realloc(stack, nc * sizeof(*ns));
-				if (!ns) {
-					rc = ENOMEM;
-					goto out;
-				}
-				memset(ns + cap, 0, (nc - cap) * sizeof(*ns));
-				stack = ns;
-				cap = nc;
-			}
-			struct frame *f = &stack[depth];
-			f->dir = next_dir;
-			f->pathlen = next_len;
-			f->size = f->pos = 0;
-			struct collect c = { f, 0, 0 };
-			path.p[next_len] = 0;
-			errcode_t drc = ext2fs_dir_iterate(fs, next_dir, 0, NULL, collect_entry, &c);
-			if (c.err) {
-				rc = c.err;
-				goto out;
-			}
-			if (!drc && !c.all) {
-				/* not even "." and "..": libext2fs's block iterator does not report
-				 * an extent tree it cannot open; say why */
-				struct ext2_inode di;
-				ext2_extent_handle_t h;
-				drc = ext2fs_read_inode(fs, next_dir, &di);
-				if (!drc && (di.i_flags & EXT4_EXTENTS_FL) &&
-				    !(drc = ext2fs_extent_open2(fs, next_dir, &di, &h)))
-					ext2fs_extent_free(h);
-				snprintf(msg, sizeof(msg), "directory inode %u has no entries, not even "
-					 "'.' (its block map is damaged%s%s); nothing below it walked",
-					 next_dir, drc ? ": " : "", drc ? error_message(drc) : "");
-				warn(arg, path.p, msg);
-				st->warnings++;
-			} else if (drc) {
-				snprintf(msg, sizeof(msg), "cannot read directory (inode %u): %s",
-					 next_dir, error_message(drc));
-				warn(arg, path.p, msg);
-				st->warnings++;
-				/* entries read before the error are still walked */
-			}
-			depth++;
-			next_dir = 0;
-		}
-		if (!depth)
-			break;
-		struct frame *f = &stack[depth - 1];
+	while (w.depth) {
+		struct frame *f = &w.stack[w.depth - 1];
 		if (f->pos >= f->size) {
-			depth--;
+			w.depth--;
 			continue;
 		}
-		uint32_t ino;
-		uint16_t nl;
-		memcpy(&ino, f->names + f->pos, 4);
-		memcpy(&nl, f->names + f->pos + 4, 2);
-		const char *name = f->names + f->pos + 6;
-		f->pos += 6 + nl;
-		if ((rc = path_set(&path, f->pathlen, name, nl)))
+		ext2_ino_t ino;
+		int r = take_entry(&w, &ino);
+		if (r < 0) {
+			rc = (errcode_t)-r;
 			goto out;
-		if (!nl || memchr(name, '/', nl) || memchr(name, 0, nl)) {
-			/* e2fsck's "illegal characters": as a path it would name another file */
-			for (size_t i = path.len - nl; i < path.len; i++)
-				if (path.p[i] == '/' || !path.p[i])
-					path.p[i] = '?';
-			snprintf(msg, sizeof(msg), "directory entry (inode %u) has a name of %u bytes "
-				 "that is empty or holds '/' or NUL (shown as '?'); skipped", ino, nl);
-			warn(arg, path.p, msg);
-			st->warnings++;
+		}
+		if (!r)
 			continue;
-		}
-		if ((why = bad_ino(fs, ino, msg, sizeof(msg)))) {
-			warn(arg, path.p, why);
-			st->warnings++;
-			continue;
-		}
-		errcode_t irc = ext2fs_read_inode_full(fs, ino, (struct ext2_inode *)inode, (int)isize);
-		if (irc) {
-			snprintf(msg, sizeof(msg), "cannot read inode %u: %s; skipped", ino,
-				 error_message(irc));
-			warn(arg, path.p, msg);
-			st->warnings++;
-			continue;
-		}
-		if ((why = bad_inode(fs, ino, inode, msg, sizeof(msg)))) {
-			warn(arg, path.p, why);
-			st->warnings++;
-			continue;
-		}
-		bool isdir = LINUX_S_ISDIR(inode->i_mode);
-		if (isdir && (seen[ino / 8] & (1 << (ino % 8)))) {
-			snprintf(msg, sizeof(msg), "directory inode %u is reached a second time (a "
-				 "directory loop or a hard-linked directory); not entered again", ino);
-			warn(arg, path.p, msg);
-			st->warnings++;
-			continue;
-		}
-		if (isdir && (why = odd_dir(fs, ino, inode, msg, sizeof(msg)))) {
-			warn(arg, path.p, why);
-			st->warnings++;
-		}
-		struct walk_entry we = { ino, f->dir, path.p, path.len, inode };
+		struct walk_entry we = { ino, f->dir, w.path.p, w.path.len, w.inode };
 		r = fn(&we, arg);
 		if (r < 0)
 			goto out;
-		if (isdir && r == 0) {
-			seen[ino / 8] |= 1 << (ino % 8);
-			next_dir = ino;
-			next_len = path.len;
+		if (LINUX_S_ISDIR(w.inode->i_mode) && r == 0) {
+			w.seen[ino / 8] |= 1 << (ino % 8);
+			if ((rc = push_dir(&w, ino, w.path.len)))
+				goto out;
 		}
 	}
 out:
-	for (size_t i = 0; i < cap; i++)
-		free(stack[i].names);
-	free(stack);
-	free(path.p);
-	free(seen);
-	free(inode);
+	for (size_t i = 0; i < w.cap; i++)
+		free(w.stack[i].names);
+	free(w.stack);
+	free(w.path.p);
+	free(w.seen);
+	free(w.inode);
 	return rc;
 }
