@@ -324,7 +324,7 @@ expect_match "relabel changed only /usr/bin's files" "$(grep 'scanned' relabel.o
 if cc -shared -fPIC -O2 -o treeshim.so "$TOP/tests/treeshim.c" -ldl 2>shim.err; then
 	dump "$OUTSIDE" outside.1
 	: >swap.log
-	# (under t_sanitizers: ASan lets a preloaded library come before its runtime)
+	# (under the sanitized runs: ASan lets a preloaded library come before its runtime)
 	SWAP_NAMES="victimdir=$OUTSIDE/dir,victimfile=$OUTSIDE/sentinel" SWAP_LOG=$OUT/swap.log \
 		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
 		LD_PRELOAD=$OUT/treeshim.so "$FCLABEL" label "$OUT/e" -S "$FC" >race.out 2>race.err
