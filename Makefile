@@ -8,7 +8,7 @@ CC      ?= cc
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 WARN    := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
-CPPFLAGS += -D_GNU_SOURCE -Ifcontexts -Iimgfmt
+CPPFLAGS += -D_GNU_SOURCE -Ifcontexts -Iimgfmt -Iseapp
 PKG_CONFIG ?= pkg-config
 VERSION := 0.1.0
 
@@ -27,9 +27,11 @@ FC_SRCS  := $(wildcard fcontexts/*.c)
 FC_OBJS  := $(FC_SRCS:.c=.o)
 IF_SRCS  := $(wildcard imgfmt/*.c)
 IF_OBJS  := $(IF_SRCS:.c=.o)
+SA_SRCS  := $(wildcard seapp/*.c)
+SA_OBJS  := $(SA_SRCS:.c=.o)
 LB_SRCS  := $(wildcard labeler/*.c)
 LB_OBJS  := $(LB_SRCS:.c=.o)
-TEST_BINS := tests/oracle tests/fcbench tests/fcunit
+TEST_BINS := tests/oracle tests/fcbench tests/fcunit tests/seappunit
 
 .PHONY: all deps check demo bench bench-image bench-relabel bench-tree clean
 all: fclabel
@@ -43,10 +45,13 @@ fcontexts/libfcontexts.a: $(FC_OBJS)
 imgfmt/libimgfmt.a: $(IF_OBJS)
 	$(AR) rcs $@ $^
 
-fclabel: $(LB_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a
-	$(CC) $(LDFLAGS) -o $@ $(LB_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a $(PCRE_LIBS) $(E2_LIBS) $(SEPOL_LIBS) -lz -lpthread
+seapp/libseapp.a: $(SA_OBJS)
+	$(AR) rcs $@ $^
 
-%.o: %.c $(wildcard fcontexts/*.h labeler/*.h imgfmt/*.h)
+fclabel: $(LB_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a seapp/libseapp.a
+	$(CC) $(LDFLAGS) -o $@ $(LB_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a seapp/libseapp.a $(PCRE_LIBS) $(E2_LIBS) $(SEPOL_LIBS) -lz -lpthread
+
+%.o: %.c $(wildcard fcontexts/*.h labeler/*.h imgfmt/*.h seapp/*.h)
 	$(CC) $(CPPFLAGS) -DFCLABEL_VERSION='"$(VERSION)"' $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
 
 tests/oracle: tests/oracle.c
@@ -54,6 +59,9 @@ tests/oracle: tests/oracle.c
 
 tests/fcunit: tests/fcunit.c fcontexts/libfcontexts.a
 	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< fcontexts/libfcontexts.a $(PCRE_LIBS) -lpthread
+
+tests/seappunit: tests/seappunit.c seapp/libseapp.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< seapp/libseapp.a -lpthread
 
 tests/fcbench: tests/fcbench.c fcontexts/libfcontexts.a
 	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< fcontexts/libfcontexts.a $(PCRE_LIBS) $(SEL_LIBS) -ldl -lpthread
@@ -87,5 +95,6 @@ include mk/fuzz.mk
 include mk/install.mk
 
 clean:
-	rm -f fclabel $(FC_OBJS) $(LB_OBJS) $(IF_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a $(TEST_BINS)
+	rm -f fclabel $(FC_OBJS) $(LB_OBJS) $(IF_OBJS) $(SA_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a \
+		seapp/libseapp.a $(TEST_BINS)
 	rm -rf tests/out

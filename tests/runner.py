@@ -28,6 +28,8 @@ OUTBASE = os.path.join(TOP, "tests", "out")
 ASAN = os.path.join(OUTBASE, "asan")
 ASAN_SRC = os.path.join(ASAN, "src")
 TIMES = os.path.join(OUTBASE, "times.json")
+# the test programs the Makefile builds (TEST_BINS there): built sanitized too
+TEST_BINS = ["tests/oracle", "tests/fcbench", "tests/fcunit", "tests/seappunit"]
 
 # Not run sanitized: they check something a sanitized build cannot stand for (valgrind's own
 # view of the plain binary, the symbols of the plain binary) or build sanitized code themselves.
@@ -72,7 +74,7 @@ def build_asan():
             return None
         if name.endswith((".o", ".a")) or name in ("./fclabel", "./fclabel-static"):
             return None
-        if name in ("./tests/oracle", "./tests/fcbench", "./tests/fcunit"):
+        if name in ["./" + b for b in TEST_BINS]:
             return None
         return info
 
@@ -84,8 +86,7 @@ def build_asan():
     os.unlink(tmp)
     blog = os.path.join(ASAN, "build.log")
     with open(blog, "w") as f:
-        r = subprocess.run(["make", "-s", "-C", ASAN_SRC, "SANITIZE=1", "fclabel",
-                            "tests/oracle", "tests/fcbench", "tests/fcunit"],
+        r = subprocess.run(["make", "-s", "-C", ASAN_SRC, "SANITIZE=1", "fclabel"] + TEST_BINS,
                            stdout=f, stderr=subprocess.STDOUT)
     if r.returncode:
         with open(blog) as f:

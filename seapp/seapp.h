@@ -1,0 +1,199 @@
+/*
+ * seapp: Android's app-data labeling rules, offline. Reads seapp_contexts and packages.list,
+ * tells which paths are app data, and answers the TYPE lookup that Android's init and installd
+ * make for them (libselinux's pkgdir_selabel_lookup and seapp_context_lookup), following the
+ * Android 15 code (which also reads Android 14's files).
+ *
+ * Library rules: every call that can fail returns 0 or a positive errno value; nothing prints or
+ * exits. A loaded set or package list is immutable and may be used from several threads at once.
+ */
+#ifndef SEAPP_H
+#define SEAPP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Where and why a load failed. */
+struct seapp_error {
+	char file[512]; /* the file at fault, "" when none */
+	unsigned line;	/* 1-based physical line, 0 when not about a line */
+	char msg[512];	/* the reason, one line, no file or line prefix */
+};
+
+/* ---- seapp_contexts ---- */
+
+typedef struct seapp_set seapp_set;
+
+/* One seapp_contexts file held in memory (for files read out of an image). name is used in
+ * messages and seapp_answer.file, and its base name picks the partition. */
+struct seapp_buf {
+	const char *name;
+	const char *data;
+	size_t len;
+};
+
+/*
+ * Load seapp_contexts files in the device's order (plat, system_ext, product, vendor, odm) and
+ * sort their lines by Android's precedence. A file whose base name contains "vendor_", "nonplat_"
+ * or "odm_" is a vendor file, any other a platform file: a platform line wins a tie with a vendor
+ * line, and only lines on the same side can be duplicates.
+ *
+ * Android's parser, with errors where Android has undefined behaviour or silently does something
+ * odd: an empty value, a line over 1022 bytes, a carriage return, a NUL or other control byte, a
+ * '#' token after the first, a ':' in type= or domain=. Lines whose first token is "neverallow"
+ * (source trees; the build strips them) are skipped and counted. isV2App=, a selector of
+ * Android 8 and 9 (seinfo field "v2"; a specified one sorts before an unspecified one), is read
+ * so that their files load. All or nothing: on error *out is
+ * untouched and err names the file and physical line (for a duplicate, the later of the two lines;
+ * msg names the other).
+ */
+int seapp_load(seapp_set **out, const char *const *files, size_t nfiles, struct seapp_error *err);
+int seapp_parse(seapp_set **out, const struct seapp_buf *bufs, size_t nbufs,
+		struct seapp_error *err);
+void seapp_free(seapp_set *set);
+
+/* True when a file of that name counts as vendor (vendor, odm) for seapp_load. */
+bool seapp_name_is_vendor(const char *path);
+/* The number of rules loaded, and of neverallow lines skipped. */
+size_t seapp_count(const seapp_set *set);
+size_t seapp_neverallow_count(const seapp_set *set);
+
+/* A rule's origin. Pointers stay valid while the set lives. */
+struct seapp_where {
+	const char *file; /* as loaded */
+	unsigned line;	  /* physical, 1-based */
+	const char *text; /* the line as written, leading blanks left out */
+	bool vendor;	  /* from a vendor or odm file */
+};
+/* The rule at position i (< seapp_count) in precedence order: the order lookups try them. */
+void seapp_rule_at(const seapp_set *set, size_t i, struct seapp_where *w);
+
+/* The answer of a TYPE lookup. Copyable: pointers refer to the set, which must outlive it. */
+struct seapp_answer {
+	bool found;	     /* a line with type= matched; false: the file_contexts label stands */
+	const char *type;    /* the line's type= */
+	const char *level;   /* the new range, or NULL to keep the file_contexts range; use
+			      * seapp_answer_level(), which also covers levelFrom= */
+	char level_from[40]; /* the range computed from levelFrom=, "" when the line has none */
+	const char *file;    /* the deciding line: its file as loaded, physical line, text */
+	unsigned line;
+	const char *text;
+	/* The app's seinfo says partition=system/system_ext/product and the deciding line is from a
+	 * vendor file: Android 15 logs a warning (b/280547417) and uses the line anyway. */
+	bool partition_warning;
+	const char *why; /* on a non-zero return: the reason, a static string */
+};
+
+/*
+ * Android's seapp_context_lookup for SEAPP_TYPE, as an app (isSystemServer=false): parse seinfo
+ * (NULL: no seinfo, all flags false, target SDK 0), name the uid (uid / 100000 is the user,
+ * uid % 100000 the app id), then take the first line in precedence order that matches and has a
+ * type=. pkgname may be NULL (then name= lines never match); it need not be NUL-terminated.
+ * Returns 0 (see ans->found), or, where Android's lookup fails and the file keeps its old label:
+ *   EINVAL  seinfo refused: 256 bytes or longer, targetSdkVersion or partition without a value,
+ *           or a negative target SDK;
+ *   ENOENT  an app id below 10000 with no name (not in Android 14's AID table, not an OEM id);
+ *   ERANGE  the app id after the range shift, or the user id, is 65536 or more.
+ * ans->why says which.
+ */
+int seapp_lookup_type(const seapp_set *set, uint32_t uid, const char *seinfo, const char *pkgname,
+		      size_t pkglen, struct seapp_answer *ans);
+
+/* The range to set: levelFrom's, else level=, else NULL (keep the file_contexts range). */
+const char *seapp_answer_level(const struct seapp_answer *ans);
+/* Same outcome for a file: both not found, or the same type and the same range. */
+bool seapp_answer_equal(const struct seapp_answer *a, const struct seapp_answer *b);
+
+/*
+ * The label Android writes: fc_context ("user:role:type[:range]", as file_contexts gave it) with
+ * the answer's type and, when it has one, its range (added when fc_context had none); user and
+ * role stay. When !ans->found, fc_context unchanged. EINVAL when fc_context is not a context
+ * libselinux's context_new accepts (2 to 5 ':', no tab/CR/LF, no space before the range),
+ * ERANGE when out (n bytes) is too small.
+ */
+int seapp_apply(const char *fc_context, const struct seapp_answer *ans, char *out, size_t n);
+
+/* The user name Android's lookup uses for an app id below 10000 (Android 14's AID table, then
+ * oem_N for 2900-2999 and 5000-5999), or NULL. buf (16 bytes) holds oem_N names. */
+const char *seapp_aid_name(uint32_t appid, char buf[16]);
+
+/* ---- packages.list ---- */
+
+typedef struct pkg_list pkg_list;
+
+struct pkg_entry {
+	const char *name; /* field 1, NUL-terminated */
+	size_t name_len;
+	uint32_t uid;	      /* field 2: the app id (the uid of user 0) */
+	bool debuggable;      /* field 3 != 0 */
+	const char *data_dir; /* field 4 */
+	const char *seinfo;   /* field 5, as written (e.g. "default:targetSdkVersion=34") */
+	unsigned line;	      /* 1-based line it came from */
+};
+
+/*
+ * Parse packages.list the way Android 14's packagelistparser reads it (at least six whitespace-
+ * separated fields: name, uid <= UID_MAX, debuggable, data dir, seinfo, gids "none" or a comma
+ * list of numbers <= GID_MAX; further fields ignored), but a malformed line (too few fields,
+ * blank, a field that is not a number where one is due, bad gids, a NUL byte) is an error naming
+ * name:line, where Android stops reading. When a package name repeats, the last line wins, as on
+ * the device. parse copies buf; name is used in messages.
+ */
+int pkglist_parse(pkg_list **out, const char *name, const char *buf, size_t len,
+		  struct seapp_error *err);
+int pkglist_load(pkg_list **out, const char *path, struct seapp_error *err);
+void pkglist_free(pkg_list *list);
+/* Exact, case-sensitive lookup; NULL when absent. Allocates nothing. */
+const struct pkg_entry *pkglist_find(const pkg_list *list, const char *name, size_t len);
+/* Distinct package names. */
+size_t pkglist_count(const pkg_list *list);
+
+/*
+ * The lookup init makes for a package directory of user `user` found in packages.list:
+ * uid = entry->uid + user * 100000, the entry's seinfo and name. This is what Android means to
+ * do; its code adds the user offset to its cached entry at every lookup, so on a device the
+ * second and later lookups of a package in one walk use a wrong uid when user > 0.
+ */
+int seapp_lookup_pkg(const seapp_set *set, const struct pkg_entry *pkg, unsigned user,
+		     struct seapp_answer *ans);
+
+/* ---- paths ---- */
+
+/* What Android 14/15 libselinux makes of a path (absolute, no trailing '/', no "//"). */
+struct seapp_path {
+	bool app_data;	  /* is_app_data_path: init labels it but does not descend below it */
+	bool has_pkg;	  /* extract_pkgname_and_userid found a package: seapp applies */
+	bool sdk_sandbox; /* a /data/misc_{ce,de}/N/sdksandbox/PKG form (or under /mnt/expand) */
+	unsigned user;	  /* N (0 for /data/data), at most 1000 */
+	const char *pkg;  /* the package component, inside path */
+	size_t pkg_len;
+	size_t pkgdir_len; /* length of the path up to and including the package component: equal to
+			    * the path's length for the package directory itself */
+};
+
+/* Classify path[0..len). Without has_pkg, the file_contexts label stands. */
+void seapp_path_classify(const char *path, size_t len, struct seapp_path *out);
+
+/* What init's "restorecon --recursive --skip-ce /data" does with an entry. */
+enum {
+	SEAPP_INIT_LABELS = 1 << 0,   /* labels it (file_contexts, then seapp when has_pkg) */
+	SEAPP_INIT_DIGESTS = 1 << 1,  /* a directory whose security.sehash it computes and writes */
+	SEAPP_INIT_DESCENDS = 1 << 2, /* a directory whose entries it visits */
+};
+/*
+ * Flags for the entry at path[0..len): directories /data/misc/profiles/cur/X (one component) are
+ * only descended into (vold labels them); app data directories and those starting
+ * /data/system_ce, /data/misc_ce or /data/vendor_ce (a prefix test, no '/' needed) are labeled
+ * and digested but not descended into; other directories get all three; other files are labeled.
+ */
+unsigned seapp_init_walk(const char *path, size_t len, bool is_dir);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
