@@ -19,6 +19,9 @@ endif
 
 PCRE_CFLAGS = $(shell $(PKG_CONFIG) --cflags libpcre2-8 2>/dev/null)
 PCRE_LIBS   = $(shell $(PKG_CONFIG) --libs libpcre2-8 2>/dev/null || echo -lpcre2-8)
+# SHA-1 of the directory digests (fcontexts/digest.c)
+NETTLE_LIBS = $(shell $(PKG_CONFIG) --libs nettle 2>/dev/null || echo -lnettle)
+FC_LIBS     = $(PCRE_LIBS) $(NETTLE_LIBS)
 E2_LIBS     = $(shell $(PKG_CONFIG) --libs ext2fs com_err 2>/dev/null || echo -lext2fs -lcom_err)
 SEL_LIBS    = $(shell $(PKG_CONFIG) --libs libselinux 2>/dev/null || echo -lselinux)
 SEPOL_LIBS  = $(shell $(PKG_CONFIG) --libs libsepol 2>/dev/null || echo -lsepol)
@@ -49,7 +52,7 @@ seapp/libseapp.a: $(SA_OBJS)
 	$(AR) rcs $@ $^
 
 fclabel: $(LB_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a seapp/libseapp.a
-	$(CC) $(LDFLAGS) -o $@ $(LB_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a seapp/libseapp.a $(PCRE_LIBS) $(E2_LIBS) $(SEPOL_LIBS) -lz -lpthread
+	$(CC) $(LDFLAGS) -o $@ $(LB_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a seapp/libseapp.a $(FC_LIBS) $(E2_LIBS) $(SEPOL_LIBS) -lz -lpthread
 
 %.o: %.c $(wildcard fcontexts/*.h labeler/*.h imgfmt/*.h seapp/*.h)
 	$(CC) $(CPPFLAGS) -DFCLABEL_VERSION='"$(VERSION)"' $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
@@ -58,13 +61,13 @@ tests/oracle: tests/oracle.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(SEL_LIBS)
 
 tests/fcunit: tests/fcunit.c fcontexts/libfcontexts.a
-	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< fcontexts/libfcontexts.a $(PCRE_LIBS) -lpthread
+	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< fcontexts/libfcontexts.a $(FC_LIBS) -lpthread
 
 tests/seappunit: tests/seappunit.c seapp/libseapp.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< seapp/libseapp.a -lpthread
 
 tests/fcbench: tests/fcbench.c fcontexts/libfcontexts.a
-	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< fcontexts/libfcontexts.a $(PCRE_LIBS) $(SEL_LIBS) -ldl -lpthread
+	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< fcontexts/libfcontexts.a $(FC_LIBS) $(SEL_LIBS) -ldl -lpthread
 
 check: deps
 	@$(MAKE) --no-print-directory fclabel $(TEST_BINS)

@@ -4,13 +4,18 @@
 #include <string.h>
 
 #include "fclabel.h"
+#include "label.h"
 
 static const char usage_text[] =
-	"fclabel explain -S FC[,FC...] [--base-only] [-m MODE] PATH...\n"
+	"fclabel explain -S FC[,FC...] [--base-only] [-m MODE] [--seapp SEAPP[,...] --packages LIST]\n"
+	"                PATH...\n"
 	"\n"
 	"  -S, --file-contexts FC[,FC...]  file_contexts files, in order (repeatable)\n"
 	"      --base-only        with one file: skip FILE.homedirs and FILE.local\n"
 	"  -m, --mode MODE        file mode: octal or one of f d l c b p s (default 0: any type)\n"
+	"      --seapp SEAPP[,...]  Android app data: also the seapp_contexts line that decides\n"
+	"                         the type and level, and the packages.list entry used\n"
+	"      --packages LIST    the packages.list (required with --seapp)\n"
 	"  -h, --help             show this help";
 
 struct shown {
@@ -26,16 +31,52 @@ static int show(const struct fc_spec *s, void *arg)
 	return 0;
 }
 
+/* App data: the package, its packages.list entry, the seapp_contexts line, the label. */
+static bool app_explain(struct appdata *ad, const char *path, const struct fc_result *r)
+{
+	static char label[4096];
+	struct ad_answer a;
+	if (appdata_label(ad, path, strlen(path), r->context, label, sizeof(label), &a) ||
+	    a.kind == AD_NOT_APP)
+		return false;
+	if (a.kind == AD_UNKNOWN) {
+		printf("  app data: its package is not in packages.list: a device leaves it as it is\n"
+		       "  => %s (as it is)\n", "<<unknown-package>>");
+		return true;
+	}
+	const struct pkg_entry *p = a.pkg;
+	printf("  app data: package %s, user %u: packages.list line %u (app id %u, seinfo %s); "
+	       "uid %u%s\n", p->name, a.user, p->line, p->uid, p->seinfo, a.uid,
+	       a.sandbox ? " (its SDK sandbox)" : "");
+	if (a.kind == AD_FAILED) {
+		printf("  seapp: the lookup fails (%s): a device leaves it as it is\n"
+		       "  => <<seapp-failed>>\n", a.why ? a.why : "?");
+		return true;
+	}
+	if (a.ans && a.ans->found)
+		printf("  seapp %s:%u\t%s\n", a.ans->file, a.ans->line, a.ans->text);
+	else if (a.pkgdir && !a.ans)
+		printf("  seapp: none for an SDK sandbox's package directory: it keeps the label of "
+		       "the sdksandbox directory it is made in\n");
+	else
+		printf("  seapp: no line with type= matches: the file_contexts label stands\n");
+	printf("  => %s\n", label);
+	return true;
+}
+
 int cmd_explain(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "file-contexts", required_argument, NULL, 'S' },
 		{ "base-only", no_argument, NULL, 'B' },
 		{ "mode", required_argument, NULL, 'm' },
+		{ "seapp", required_argument, NULL, 'A' },
+		{ "packages", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	struct policy_opts po = { 0 };
+	struct app_rules ar = { 0 };
 	int c, status = EXIT_OK;
 
 	while ((c = getopt_long(argc, argv, "S:m:h", opts, NULL)) != -1) {
@@ -48,10 +89,15 @@ int cmd_explain(int argc, char **argv)
 		die_usage("explain", usage_text);
 	}
 	fc_set *set = load_policy("explain", &po.files, po.flags);
-	fcfiles_free(&po.files);
 	mode_t mode = po.mode;
-	if (!set)
+	if (!set || (status = app_rules_load("explain", &po, set, &ar)) != EXIT_OK) {
+		policy_opts_free(&po);
+		app_rules_free(&ar);
+		if (set)
+			fc_free(set);
 		return EXIT_USAGE;
+	}
+	policy_opts_free(&po);
 	for (int i = optind; i < argc; i++) {
 		struct shown sh = { 0 };
 		struct fc_result r;
@@ -73,7 +119,7 @@ int cmd_explain(int argc, char **argv)
 			printf("  no spec matches: no label\n");
 		else if (r.status == FC_NONE)
 			printf("  => <<none>>: the file is left unlabeled\n");
-		else
+		else if (!ar.ad || !app_explain(ar.ad, argv[i], &r))
 			printf("  => %s\n", r.context);
 		/* the index and the plain scan must agree; say so loudly if they ever do not */
 		if (sh.n && r.spec == NULL) {
@@ -81,6 +127,7 @@ int cmd_explain(int argc, char **argv)
 			status = EXIT_USAGE;
 		}
 	}
+	app_rules_free(&ar);
 	fc_free(set);
 	return status;
 }

@@ -4,11 +4,14 @@
 #include <string.h>
 
 #include "fclabel.h"
+#include "label.h"
 #include "policy.h"
 
 static const char usage_text[] =
-	"fclabel lookup -S FC[,FC...] [--base-only] [--policy SEPOLICY] [-m MODE] [-v] PATH...\n"
-	"       fclabel lookup -S FC[,FC...] [--base-only] [--policy SEPOLICY] --batch [-0] [-v] < RECORDS\n"
+	"fclabel lookup -S FC[,FC...] [--base-only] [--policy SEPOLICY] [-m MODE] [-v]\n"
+	"               [--seapp SEAPP[,...] --packages LIST] PATH...\n"
+	"       fclabel lookup -S FC[,FC...] [--base-only] [--policy SEPOLICY] --batch [-0] [-v]\n"
+	"               [--seapp SEAPP[,...] --packages LIST] < RECORDS\n"
 	"\n"
 	"  -S, --file-contexts FC[,FC...]  file_contexts files, in order (repeatable)\n"
 	"      --base-only        with one file: skip FILE.homedirs and FILE.local\n"
@@ -19,12 +22,38 @@ static const char usage_text[] =
 	"  -0, --null             with --batch: records end with NUL, not newline\n"
 	"      --policy SEPOLICY  first check every context against this binary SELinux\n"
 	"                         policy (libsepol); answer nothing if one is not valid\n"
+	"      --seapp SEAPP[,...]  Android app data: the device's label for paths below\n"
+	"                         /data/data/PKG, /data/user/N/PKG ... from these seapp_contexts\n"
+	"      --packages LIST    ... and this packages.list (required with --seapp)\n"
 	"  -h, --help             show this help";
 
 struct out {
 	bool verbose;
 	int errors;
+	struct appdata *ad;
+	char label[4096];
 };
+
+/* App data: the device's label, or what it leaves alone; false when not app data. */
+static bool app_answer(struct out *o, const char *path, const struct fc_result *r)
+{
+	struct ad_answer a;
+	if (!o->ad || r->status != FC_LABEL ||
+	    appdata_label(o->ad, path, strlen(path), r->context, o->label, sizeof(o->label), &a) ||
+	    a.kind == AD_NOT_APP)
+		return false;
+	fputs(a.kind == AD_LABEL ? o->label : a.kind == AD_UNKNOWN ? "<<unknown-package>>"
+								    : "<<seapp-failed>>", stdout);
+	if (o->verbose) {
+		printf("\t%s:%u", r->spec->file, r->spec->line);
+		if (a.kind == AD_LABEL && a.ans && a.ans->found)
+			printf("\t%s:%u", a.ans->file, a.ans->line);
+		else
+			fputs("\t-", stdout);
+	}
+	putchar('\n');
+	return true;
+}
 
 static void answer(struct out *o, const fc_set *set, const char *path, mode_t mode,
 		   const char *where)
@@ -45,6 +74,8 @@ static void answer(struct out *o, const fc_set *set, const char *path, mode_t mo
 		o->errors++;
 		return;
 	}
+	if (app_answer(o, path, &r))
+		return;
 	fputs(r.status == FC_LABEL ? r.context : "<<none>>", stdout);
 	if (o->verbose) {
 		if (r.spec)
@@ -94,11 +125,14 @@ int cmd_lookup(int argc, char **argv)
 		{ "batch", no_argument, NULL, 'b' },
 		{ "null", no_argument, NULL, '0' },
 		{ "policy", required_argument, NULL, 'p' },
+		{ "seapp", required_argument, NULL, 'A' },
+		{ "packages", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	struct policy_opts po = { 0 };
-	struct out o = { 0 };
+	struct app_rules ar = { 0 };
+	static struct out o;
 	bool use_batch = false;
 	const char *sepolicy = NULL;
 	int delim = '\n', c;
@@ -126,19 +160,26 @@ int cmd_lookup(int argc, char **argv)
 		die_usage("lookup", usage_text);
 	}
 	set = load_policy("lookup", &po.files, po.flags);
-	fcfiles_free(&po.files);
-	if (!set)
+	if (!set) {
+		policy_opts_free(&po);
 		return EXIT_USAGE;
-	if (sepolicy && (c = policy_check("lookup", sepolicy, set)) != EXIT_OK) {
+	}
+	if ((sepolicy && (c = policy_check("lookup", sepolicy, set)) != EXIT_OK) ||
+	    (c = app_rules_load("lookup", &po, set, &ar)) != EXIT_OK) {
+		app_rules_free(&ar);
+		policy_opts_free(&po);
 		fc_free(set);
 		return c;
 	}
+	policy_opts_free(&po);
+	o.ad = ar.ad;
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
 	if (use_batch)
 		batch(&o, set, delim);
 	else
 		for (int i = optind; i < argc; i++)
 			answer(&o, set, argv[i], po.mode, "");
+	app_rules_free(&ar);
 	fc_free(set);
 	if (fflush(stdout) != 0) {
 		perror("fclabel lookup: stdout");

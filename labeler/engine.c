@@ -3,45 +3,9 @@
 #include <et/com_err.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "label.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Hard links: the first labeled path's answer for every multiply-linked inode. */
-struct link {
-	uint64_t dev, ino;
-	bool used;
-	const struct fc_spec *spec; /* the deciding spec (a label) */
-	char *path;
-};
-
-struct run {
-	struct image *img;
-	const struct label_src *src; /* a live tree (tree.c) instead of the image */
-	const fc_set *set;
-	const struct label_opts *o;
-	struct label_stats *st;
-	struct xattr_ctx *x;
-	struct link *links;
-	size_t nlinks, linkmask;
-	double start, next_progress;
-	unsigned long total;
-	bool tty, progress_shown, json_first;
-	bool collect_only; /* --strict's first pass: find conflicts, write nothing */
-	bool need_full;    /* relabel met a hard link whose label changes: walk everything */
-	int refs;          /* attribute block references counted: 0 not yet, 1 done, -1 failed */
-	struct suspect *suspect; /* sorted: attribute blocks whose h_refcount is not their users */
-	size_t nsuspect;
-};
+#include "engine.h"
 
 struct suspect {
 	blk64_t blk; /* first: bsearch compares it */
@@ -144,118 +108,6 @@ static bool refs_trusted(struct run *r, const struct walk_entry *e, char *why, s
 	return false;
 }
 
-/* Length of the valid UTF-8 sequence at s, 0 if none. */
-static int utf8_len(const unsigned char *s)
-{
-	int n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : 0;
-	for (int i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
-/* A JSON string; file names are bytes: valid UTF-8 passes, any other byte 0xXX becomes the
- * lone surrogate \udcXX (Python's "surrogateescape" reads it back as that byte). */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		int n;
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p++);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p++);
-		else if (*p < 0x80)
-			fputc(*p++, f);
-		else if ((n = utf8_len(p)) > 0) {
-			fwrite(p, 1, (size_t)n, f);
-			p += n;
-		} else
-			fprintf(f, "\\udc%02x", *p++);
-	}
-	fputc('"', f);
-}
-
-static void clear_progress(struct run *r)
-{
-	if (r->progress_shown) {
-		fputs("\r\033[K", stderr);
-		r->progress_shown = false;
-	}
-}
-
-static void progress(struct run *r)
-{
-	if (!r->tty || (r->st->scanned & 255))
-		return;
-	double t = now();
-	if (t < r->next_progress)
-		return;
-	r->next_progress = t + 0.25;
-	double el = t - r->start, rate = el > 0 ? r->st->scanned / el : 0;
-	unsigned long left = r->total > r->st->scanned ? r->total - r->st->scanned : 0;
-	char line[160];
-	int n = snprintf(line, sizeof(line), "fclabel %s: %lu of %lu files, %.0f/s, %lu changed, "
-			 "about %.0f s left", r->o->cmd, r->st->scanned, r->total, rate,
-			 r->st->changed, rate > 0 ? left / rate : 0.0);
-	struct winsize ws;
-	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 10 && n >= ws.ws_col)
-		line[ws.ws_col - 1] = 0;
-	fprintf(stderr, "\r%s\033[K", line);
-	r->progress_shown = true;
-}
-
-static void warn(void *arg, const char *path, const char *msg)
-{
-	struct run *r = arg;
-	clear_progress(r);
-	fprintf(stderr, "fclabel %s: warning: %s: %s\n", r->o->cmd, path, msg);
-	r->st->warnings++;
-}
-
-/* A damaged entry the walk reports (and leaves alone): a warning, and an error for the exit
- * status, since the image needs e2fsck and some of its files may not have the label they want. */
-static void event(struct run *r, const char *kind, const char *path, const char *has,
-		  const char *wants, const struct fc_spec *spec, const char *extra);
-
-static void walk_warn(void *arg, const char *path, const char *msg)
-{
-	struct run *r = arg;
-	warn(arg, path, msg);
-	r->st->errors++;
-	event(r, "error", path, NULL, NULL, NULL, msg);
-}
-
-static void event(struct run *r, const char *kind, const char *path, const char *has,
-		  const char *wants, const struct fc_spec *spec, const char *extra)
-{
-	if (!r->o->json || r->collect_only)
-		return;
-	fprintf(r->o->json, "%s\n    {\"event\": ", r->json_first ? "" : ",");
-	r->json_first = false;
-	json_str(r->o->json, kind);
-	fputs(", \"path\": ", r->o->json);
-	json_str(r->o->json, path);
-	if (has) {
-		fputs(", \"has\": ", r->o->json);
-		json_str(r->o->json, has);
-	}
-	if (wants) {
-		fputs(", \"wants\": ", r->o->json);
-		json_str(r->o->json, wants);
-	}
-	if (spec) {
-		fprintf(r->o->json, ", \"spec\": ");
-		json_str(r->o->json, spec->file);
-		fprintf(r->o->json, ", \"line\": %u", spec->line);
-	}
-	if (extra) {
-		fputs(", \"detail\": ", r->o->json);
-		json_str(r->o->json, extra);
-	}
-	fputc('}', r->o->json);
-}
-
 static struct link *link_slot(struct run *r, uint64_t dev, uint64_t ino)
 {
 	if (r->nlinks * 2 >= r->linkmask) {
@@ -291,18 +143,35 @@ bool label_excluded(const struct label_opts *o, const char *path, size_t len)
 	return false;
 }
 
-static const char *spec_where(const struct fc_spec *s, char *buf, size_t n)
+/* The label a file wants: file_contexts' answer, or for app data Android's. */
+struct want {
+	const char *ctx;                 /* NULL: none; the file is left as it is */
+	const struct fc_spec *spec;      /* the deciding spec */
+	const struct seapp_answer *seapp; /* the deciding seapp_contexts line, if any */
+};
+
+/* Something at this entry is not right (see digests.c). */
+static void mark_wrong(struct run *r)
 {
-	if (!s)
-		return "(no spec)";
-	snprintf(buf, n, "%s:%u", s->file, s->line);
+	r->entry_wrong = true;
+	if (r->o->digests)
+		dig_wrong(r);
+}
+
+/* Where a label comes from, for messages: "file:line" of the spec, and of the seapp line. */
+static const char *where(const struct want *w, char *buf, size_t n)
+{
+	if (!w->seapp)
+		return spec_where(w->spec, buf, n);
+	snprintf(buf, n, "%s:%u, %s:%u", w->spec ? w->spec->file : "?", w->spec ? w->spec->line : 0,
+		 w->seapp->file, w->seapp->line);
 	return buf;
 }
 
 /* Hard links: the first path that gets a label decides, as in setfiles (a path with no label,
  * or <<none>>, leaves the file to its other names). false when another name decided already
  * (a conflict is reported); -1 in *fatal when out of memory. */
-static bool first_name(struct run *r, const struct label_file *f, const struct fc_result *res,
+static bool first_name(struct run *r, const struct label_file *f, const struct want *w,
 		       int *fatal)
 {
 	char w1[1024], w2[1024];
@@ -312,14 +181,14 @@ static bool first_name(struct run *r, const struct label_file *f, const struct f
 		return false;
 	}
 	if (l->used) {
-		if (strcmp(l->spec->context, res->context)) {
+		if (strcmp(l->ctx, w->ctx)) {
 			r->st->conflicts++;
 			clear_progress(r);
 			fprintf(stderr, "fclabel %s: hard link conflict: inode %llu is %s (%s, %s) and %s "
 				"(%s, %s); keeping the first\n", r->o->cmd, (unsigned long long)f->ino,
-				l->path, l->spec->context, spec_where(l->spec, w1, sizeof(w1)), f->path,
-				res->context, spec_where(res->spec, w2, sizeof(w2)));
-			event(r, "conflict", f->path, l->spec->context, res->context, res->spec, l->path);
+				l->path, l->ctx, spec_where(l->spec, w1, sizeof(w1)), f->path, w->ctx,
+				where(w, w2, sizeof(w2)));
+			event(r, "conflict", f->path, l->ctx, w->ctx, w->spec, l->path);
 		}
 		r->st->unchanged++;
 		return false;
@@ -327,10 +196,11 @@ static bool first_name(struct run *r, const struct label_file *f, const struct f
 	l->used = true;
 	l->dev = f->dev;
 	l->ino = f->ino;
-	l->spec = res->spec;
+	l->spec = w->spec;
 	l->path = strdup(f->path);
+	l->ctx = strdup(w->ctx);
 	r->nlinks++;
-	if (!l->path)
+	if (!l->path || !l->ctx)
 		*fatal = -1;
 	return !*fatal;
 }
@@ -349,33 +219,35 @@ static bool current_label(struct run *r, const struct label_file *f, const struc
 			 e->ino, error_message(xrc));
 	warn(r, f->path, why);
 	r->st->errors++;
+	mark_wrong(r);
 	return false;
 }
 
-/* Writes ctx; false after a warning (counted as an error). */
+/* Writes the label; false after a warning (counted as an error). */
 static bool write_label(struct run *r, const struct label_file *f, const struct walk_entry *e,
-			const char *cur, const struct fc_result *res)
+			const char *cur, const struct want *w)
 {
 	char w1[8192], w2[1024];
 	const char *why = w2;
 	int src = LSET_OK;
 	errcode_t xrc;
 	if (r->src) {
-		src = r->src->set(r->src->arg, f, res->context, w2, sizeof(w2));
-	} else if ((xrc = xattr_set_label(r->x, e->ino, e->inode, res->context))) {
+		src = r->src->set(r->src->arg, f, w->ctx, w2, sizeof(w2));
+	} else if ((xrc = xattr_set_label(r->x, e->ino, e->inode, w->ctx))) {
 		src = xrc == EXT2_ET_BLOCK_ALLOC_FAIL ? LSET_NOSPACE : LSET_ERROR;
 		why = error_message(xrc);
 	}
 	if (src == LSET_OK)
 		return true;
-	snprintf(w1, sizeof(w1), "cannot write %s: %s; left as it is", res->context, why);
+	snprintf(w1, sizeof(w1), "cannot write %s: %s; left as it is", w->ctx, why);
 	/* a full image: the first few are named, the total follows at the end */
 	if (src != LSET_NOSPACE || ++r->st->nospace <= 10)
 		warn(r, f->path, w1);
 	else
 		r->st->warnings++;
 	r->st->errors++;
-	event(r, "error", f->path, cur, res->context, res->spec, why);
+	mark_wrong(r);
+	event(r, "error", f->path, cur, w->ctx, w->spec, why);
 	return false;
 }
 
@@ -388,13 +260,28 @@ static bool same_label(const char *cur, size_t curlen, const char *ctx)
 	       (curlen == want || cur[want] == 0);
 }
 
-/* Counts the file, and decides whether its subtree is walked (1: left out by the diff). */
-static int enter(struct run *r, const struct label_file *f)
+/* relabel: whether the directory may be left out, as no change of the policy (nor of a
+ * package's seapp answer) can reach below it, and with --digests the last run left it right. */
+static bool prunable(struct run *r, const struct label_file *f, const struct walk_entry *e)
+{
+	const struct label_opts *o = r->o;
+	if (!o->diff || r->collect_only)
+		return false;
+	if (o->appdata && (appdata_holds_pkgdirs(f->path, f->pathlen) ||
+			   appdata_pkg_changed(o->appdata, f->path, f->pathlen)))
+		return false;
+	if (fc_diff_reaches(o->diff, f->path))
+		return false;
+	return !o->digests || dig_verified(r, f, e);
+}
+
+/* Counts the file, and decides whether its subtree is walked (1: no change can reach it). */
+static int enter(struct run *r, const struct label_file *f, const struct walk_entry *e)
 {
 	int descend = 0;
 	r->st->scanned++;
 	if (LINUX_S_ISDIR(f->mode)) {
-		if (r->o->diff && !r->collect_only && !fc_diff_reaches(r->o->diff, f->path)) {
+		if (prunable(r, f, e)) {
 			descend = 1;
 			r->st->dirs_skipped++;
 		} else {
@@ -416,84 +303,221 @@ static bool valid_type(struct run *r, const struct label_file *f)
 	snprintf(w, sizeof(w), "inode %llu has an invalid file type (mode 0%o); left as it is",
 		 (unsigned long long)f->ino, f->mode);
 	walk_warn(r, f->path, w);
+	mark_wrong(r);
 	return false;
 }
 
-/* One file, from either walk: e is the image's entry, NULL on a live tree (r->src). */
-static int visit_file(struct run *r, const struct label_file *f, const struct walk_entry *e)
+/* A file a device leaves as it is, named with -v and in the report. */
+static void left_alone(struct run *r, const struct label_file *f, const char *kind,
+		       const char *why)
+{
+	if (r->o->verbose && !r->collect_only) {
+		clear_progress(r);
+		printf("left as it is: %s (%s)\n", f->path, why);
+	}
+	event(r, kind, f->path, NULL, NULL, NULL, why);
+}
+
+/* App data: w->ctx becomes the label Android gives it, or NULL when a device leaves the file
+ * (and, at its package directory, the package's files) as it is. Returns -1 when out of memory. */
+static int app_label(struct run *r, const struct label_file *f, const struct fc_result *res,
+		     struct want *w, int *descend)
+{
+	struct ad_answer a;
+	char why[512];
+	int rc = appdata_label(r->o->appdata, f->path, f->pathlen, res->context, r->want,
+			       sizeof(r->want), &a);
+	if (rc == ENOMEM)
+		return -1;
+	if (rc) {
+		snprintf(why, sizeof(why), "cannot make its app data label: %s", strerror(rc));
+		warn(r, f->path, why);
+		r->st->errors++;
+		mark_wrong(r);
+		w->ctx = NULL;
+		return 0;
+	}
+	switch (a.kind) {
+	case AD_NOT_APP:
+		return 0;
+	case AD_LABEL:
+		w->ctx = r->want;
+		w->seapp = a.ans && a.ans->found ? a.ans : NULL;
+		return 0;
+	case AD_UNKNOWN:
+	case AD_FAILED:
+		break;
+	}
+	/* as a device: the package's files are left as they are (and are not known to be right) */
+	w->ctx = NULL;
+	mark_wrong(r);
+	if (!a.pkgdir)
+		return 0;
+	*descend = 1;
+	if (!r->collect_only) {
+		if (a.kind == AD_UNKNOWN)
+			r->st->unknown_pkgs++;
+		else
+			r->st->seapp_failed++;
+	}
+	if (a.kind == AD_UNKNOWN)
+		left_alone(r, f, "unknown-package", "its package is not in packages.list: its files "
+			   "are left as they are");
+	else {
+		snprintf(why, sizeof(why), "Android's seapp lookup fails for package %s: %s; its files "
+			 "are left as they are", a.pkg->name, a.why ? a.why : "?");
+		left_alone(r, f, "seapp-failed", why);
+	}
+	return 0;
+}
+
+/* The label the file wants (w->ctx NULL: none). Returns -1 when out of memory. */
+static int wanted(struct run *r, const struct label_file *f, struct want *w, int *descend)
+{
+	struct fc_result res;
+	char why[1024];
+	int rc = fc_lookup(r->set, f->path, f->mode, &res);
+	if (rc) {
+		snprintf(why, sizeof(why), "lookup failed: %s", strerror(rc));
+		warn(r, f->path, why);
+		r->st->errors++;
+		mark_wrong(r);
+		return 0;
+	}
+	*w = (struct want){ res.status == FC_LABEL ? res.context : NULL, res.spec, NULL };
+	if (w->ctx && r->o->appdata)
+		return app_label(r, f, &res, w, descend);
+	if (!w->ctx) {
+		if (!r->collect_only)
+			r->st->nolabel++;
+		/* a device leaves it as it is: "no match, but not an error" */
+		if (r->o->appdata)
+			left_alone(r, f, "no-match", res.status == FC_NONE ? "<<none>>" :
+				   "no file_contexts line matches it");
+	}
+	return 0;
+}
+
+/* Labels (checks) one file: -1 when out of memory. */
+static int label_one(struct run *r, const struct label_file *f, const struct walk_entry *e,
+		     int *descend)
 {
 	const struct label_opts *o = r->o;
 	struct label_stats *st = r->st;
-	struct fc_result res;
+	struct want w = { 0 };
 	char w1[1024];
 	int fatal = 0;
 
-	if (o->nexcludes && label_excluded(o, f->path, f->pathlen))
-		return 1;
-	int descend = enter(r, f);
-	if (!valid_type(r, f))
-		return 1;
-	int rc = fc_lookup(r->set, f->path, f->mode, &res);
-	if (rc) {
-		snprintf(w1, sizeof(w1), "lookup failed: %s", strerror(rc));
-		warn(r, f->path, w1);
-		st->errors++;
-		return descend;
-	}
-	if (!LINUX_S_ISDIR(f->mode) && f->nlink > 1 && res.status == FC_LABEL &&
-	    !first_name(r, f, &res, &fatal))
-		return fatal ? fatal : descend;
+	if (wanted(r, f, &w, descend) < 0)
+		return -1;
+	if (!w.ctx)
+		return 0;
+	if (!LINUX_S_ISDIR(f->mode) && f->nlink > 1 && !first_name(r, f, &w, &fatal))
+		return fatal;
 	if (r->collect_only)
-		return descend;
-	if (res.status != FC_LABEL) {
-		st->nolabel++;
-		return descend;
-	}
+		return 0;
 	const char *cur;
 	size_t curlen;
 	if (!current_label(r, f, e, &cur, &curlen))
-		return descend;
-	if (same_label(cur, curlen, res.context)) {
+		return 0;
+	if (same_label(cur, curlen, w.ctx)) {
 		st->unchanged++;
-		return descend;
+		return 0;
 	}
 	if (o->diff && !LINUX_S_ISDIR(f->mode) && f->nlink > 1) {
 		/* Another name of this inode may sit in a subtree this walk skips, and come first
 		 * in walk order: then it decides. Only a full walk can tell. */
 		r->need_full = true;
-		return descend;
+		return 0;
 	}
 	if (o->mode == LM_CHECK) {
 		st->changed++;
 		clear_progress(r);
 		if (o->list)
 			fprintf(o->list, "%s\thas %s\twants %s\t%s\n", f->path, cur ? cur : "(none)",
-				res.context, spec_where(res.spec, w1, sizeof(w1)));
-		event(r, "differs", f->path, cur, res.context, res.spec, NULL);
-		return descend;
+				w.ctx, where(&w, w1, sizeof(w1)));
+		event(r, "differs", f->path, cur, w.ctx, w.spec, NULL);
+		return 0;
 	}
 	if (o->mode == LM_LABEL && e && !refs_trusted(r, e, w1, sizeof(w1))) {
 		walk_warn(r, f->path, w1);
-		return descend;
+		mark_wrong(r);
+		return 0;
 	}
-	if (o->mode == LM_LABEL && !write_label(r, f, e, cur, &res))
-		return descend;
+	if (o->mode == LM_LABEL && !write_label(r, f, e, cur, &w))
+		return 0;
 	st->changed++;
 	if (o->verbose) {
 		clear_progress(r);
 		printf("%s %s: %s -> %s (%s)\n", o->mode == LM_DRYRUN ? "would relabel" : "relabeled",
-		       f->path, cur ? cur : "(none)", res.context, spec_where(res.spec, w1, sizeof(w1)));
+		       f->path, cur ? cur : "(none)", w.ctx, where(&w, w1, sizeof(w1)));
 	}
-	event(r, o->mode == LM_DRYRUN ? "would-change" : "changed", f->path, cur, res.context,
-	      res.spec, NULL);
+	event(r, o->mode == LM_DRYRUN ? "would-change" : "changed", f->path, cur, w.ctx, w.spec,
+	      w.seapp ? w.seapp->file : NULL);
+	return 0;
+}
+
+/* One file, from either walk: e is the image's entry, NULL on a live tree (r->src). */
+static int visit_file(struct run *r, const struct label_file *f, const struct walk_entry *e)
+{
+	const struct label_opts *o = r->o;
+
+	r->entry_wrong = false;
+	if (o->nexcludes && label_excluded(o, f->path, f->pathlen)) {
+		mark_wrong(r); /* what -e leaves out is not known to be right */
+		return 1;
+	}
+	int descend = enter(r, f, e);
+	bool pruned = descend;
+	if (!valid_type(r, f))
+		return 1;
+	if (label_one(r, f, e, &descend) < 0)
+		return -1;
+	if (!LINUX_S_ISDIR(f->mode))
+		return descend;
+	if (f->encrypted && !descend) {
+		/* its names are ciphertext: a label made from one would be wrong */
+		descend = 1;
+		if (!r->collect_only) {
+			r->st->encrypted++;
+			left_alone(r, f, "encrypted", "an encrypted directory: its own label is written, "
+				   "what is below it is left to the device");
+		}
+		mark_wrong(r);
+		if (o->digests)
+			dig_not_entered(r, f, e, false);
+		return 1;
+	}
+	if (o->digests && !r->collect_only) {
+		if (!descend && dig_enter(r, f, e) < 0)
+			return -1;
+		if (descend)
+			dig_not_entered(r, f, e, pruned && !r->entry_wrong);
+	}
 	return descend;
 }
 
 static int visit(const struct walk_entry *e, void *arg)
 {
 	struct label_file f = { e->path, e->pathlen, e->inode->i_mode, e->inode->i_links_count,
-				0, e->ino, NULL };
+				0, e->ino, NULL, (e->inode->i_flags & EXT4_ENCRYPT_FL) != 0 };
 	return visit_file(arg, &f, e);
+}
+
+static int leave(const struct walk_entry *e, void *arg)
+{
+	struct run *r = arg;
+	struct label_file f = { e->path, e->pathlen, LINUX_S_IFDIR, 1, 0, e->ino, NULL, false };
+	if (r->o->digests && !r->collect_only)
+		dig_leave(r, &f, e);
+	return 0;
+}
+
+void label_leave(struct label_run *run, const struct label_file *f)
+{
+	struct run *r = (struct run *)run;
+	if (r->o->digests && !r->collect_only)
+		dig_leave(r, f, NULL);
 }
 
 int label_visit(struct label_run *run, const struct label_file *f)
@@ -510,13 +534,15 @@ static errcode_t walk_any(struct run *r, struct walk_stats *ws)
 {
 	if (r->src)
 		return r->src->walk(r->src->arg, (struct label_run *)r);
-	return walk_image(r->img->fs, r->o->mountpoint, visit, r, ws, walk_warn);
+	return walk_image(r->img->fs, r->o->mountpoint, visit, leave, r, ws, walk_warn);
 }
 
 static void free_links(struct run *r)
 {
-	for (size_t i = 0; r->links && i <= r->linkmask; i++)
+	for (size_t i = 0; r->links && i <= r->linkmask; i++) {
 		free(r->links[i].path);
+		free(r->links[i].ctx);
+	}
 	free(r->links);
 	r->links = NULL;
 	r->nlinks = r->linkmask = 0;
@@ -599,6 +625,7 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 		xattr_stats(r.x, &st->ea_allocated, &st->ea_shared);
 	xattr_free(r.x);
 	free(r.suspect);
+	free(r.ds);
 	free_links(&r);
 	st->seconds = now() - r.start;
 	if (rc) {
@@ -612,11 +639,15 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 		fprintf(o->json, ",\n  \"mode\": \"%s\",\n  \"scanned\": %lu, \"changed\": %lu, "
 			"\"unchanged\": %lu, \"no_label\": %lu, \"conflicts\": %lu, \"errors\": %lu, "
 			"\"warnings\": %lu, \"ea_blocks_allocated\": %lu, \"ea_block_shares\": %lu, "
-			"\"dirs_entered\": %lu, \"dirs_skipped\": %lu, \"seconds\": %.3f\n}\n",
+			"\"dirs_entered\": %lu, \"dirs_skipped\": %lu, \"encrypted_dirs\": %lu,\n  "
+			"\"unknown_packages\": %lu, \"seapp_failed\": %lu, \"digests_%s\": %lu, "
+			"\"digests_unchanged\": %lu, \"digests_withheld\": %lu, \"seconds\": %.3f\n}\n",
 			o->mode == LM_LABEL ? "label" : o->mode == LM_DRYRUN ? "dry-run" : "check",
 			st->scanned, st->changed, st->unchanged, st->nolabel, st->conflicts,
 			st->errors, st->warnings, st->ea_allocated, st->ea_shared, st->dirs,
-			st->dirs_skipped, st->seconds);
+			st->dirs_skipped, st->encrypted, st->unknown_pkgs, st->seapp_failed,
+			o->mode == LM_CHECK ? "stale" : "written", st->digests_written,
+			st->digests_unchanged, st->digests_withheld, st->seconds);
 	}
 	return rc ? -1 : 0;
 }

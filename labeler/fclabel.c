@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "fclabel.h"
+#include "label.h"
 
 #ifndef FCLABEL_VERSION
 #define FCLABEL_VERSION "unknown"
@@ -174,6 +175,15 @@ bool policy_opt(int c, const char *arg, struct policy_opts *p, const char *cmd, 
 	case 'B':
 		p->flags |= FC_BASE_ONLY;
 		return true;
+	case 'A':
+		if (fcfiles_add(&p->seapp, arg)) {
+			fprintf(stderr, "fclabel %s: out of memory\n", cmd);
+			exit(EXIT_USAGE);
+		}
+		return true;
+	case 'K':
+		p->packages = arg;
+		return true;
 	case 'm':
 		if (!parse_mode(arg, &p->mode)) {
 			fprintf(stderr, "fclabel %s: bad mode '%s'\n", cmd, arg);
@@ -193,4 +203,79 @@ void die_usage(const char *cmd, const char *usage_text)
 	fprintf(stderr, "usage: %s\n", usage_text);
 	(void)cmd;
 	exit(EXIT_USAGE);
+}
+
+static void seapp_report(const char *cmd, const struct seapp_error *err, int rc)
+{
+	fprintf(stderr, "fclabel %s: ", cmd);
+	if (err->file[0]) {
+		fprintf(stderr, "%s:", err->file);
+		if (err->line)
+			fprintf(stderr, "%u:", err->line);
+		fputc(' ', stderr);
+	}
+	fprintf(stderr, "%s\n", err->msg[0] ? err->msg : strerror(rc));
+}
+
+seapp_set *load_seapp(const char *cmd, const struct fcfiles *f)
+{
+	struct seapp_error err = { 0 };
+	seapp_set *set = NULL;
+	int rc = seapp_load(&set, (const char *const *)f->v, f->n, &err);
+	if (rc) {
+		seapp_report(cmd, &err, rc);
+		return NULL;
+	}
+	size_t nv = seapp_neverallow_count(set);
+	if (nv)
+		fprintf(stderr, "fclabel %s: note: %zu neverallow line(s) of a source seapp_contexts "
+			"skipped (the build's checkseapp checks and strips them; a device's files "
+			"have none)\n", cmd, nv);
+	return set;
+}
+
+pkg_list *load_packages(const char *cmd, const char *name, const char *buf, size_t len)
+{
+	struct seapp_error err = { 0 };
+	pkg_list *list = NULL;
+	int rc = buf ? pkglist_parse(&list, name, buf, len, &err) : pkglist_load(&list, name, &err);
+	if (rc) {
+		seapp_report(cmd, &err, rc);
+		return NULL;
+	}
+	return list;
+}
+
+int app_rules_load(const char *cmd, const struct policy_opts *p, const fc_set *set,
+		   struct app_rules *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (!p->seapp.n && !p->packages)
+		return EXIT_OK;
+	if (!p->seapp.n || !p->packages) {
+		fprintf(stderr, "fclabel %s: --seapp and --packages go together\n", cmd);
+		return EXIT_USAGE;
+	}
+	if (!(r->sa = load_seapp(cmd, &p->seapp)) ||
+	    !(r->pkgs = load_packages(cmd, p->packages, NULL, 0)))
+		return EXIT_USAGE;
+	if (!(r->ad = appdata_new(r->sa, NULL, r->pkgs, set))) {
+		fprintf(stderr, "fclabel %s: out of memory\n", cmd);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+void app_rules_free(struct app_rules *r)
+{
+	appdata_free(r->ad);
+	seapp_free(r->sa);
+	pkglist_free(r->pkgs);
+	memset(r, 0, sizeof(*r));
+}
+
+void policy_opts_free(struct policy_opts *p)
+{
+	fcfiles_free(&p->files);
+	fcfiles_free(&p->seapp);
 }

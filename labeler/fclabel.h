@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "fcontexts.h"
+#include "seapp.h"
 
 /* One subcommand: git style, one file each, cmd_NAME(argc, argv) with argv[0] the name. */
 struct command {
@@ -43,14 +44,36 @@ void fcfiles_free(struct fcfiles *f);
 /* Loads the set or prints why not ("fclabel CMD: FILE:LINE: reason") and returns NULL. */
 fc_set *load_policy(const char *cmd, const struct fcfiles *f, unsigned flags);
 
+/* Loads seapp_contexts files (in the device's order), or prints why not ("fclabel CMD: FILE:LINE:
+ * reason") and returns NULL. Says how many neverallow lines of a source file it skipped. */
+seapp_set *load_seapp(const char *cmd, const struct fcfiles *f);
+/* packages.list: parsed from buf (len bytes; name for messages), or read from the file name when
+ * buf is NULL; NULL after saying why. */
+pkg_list *load_packages(const char *cmd, const char *name, const char *buf, size_t len);
+
 /* The options that lookup and explain share: -S, --base-only (as 'B'), -m and -h. Returns true
  * when c was one of them; a bad value ends the program with the usage. */
 struct policy_opts {
 	struct fcfiles files;
 	unsigned flags;
 	mode_t mode;
+	struct fcfiles seapp;   /* --seapp (as 'A'): Android's app data rules */
+	const char *packages;   /* --packages (as 'K') */
 };
 bool policy_opt(int c, const char *arg, struct policy_opts *p, const char *cmd, const char *usage);
+
+/* --seapp with --packages (lookup, explain): app data labels for paths. */
+struct app_rules {
+	seapp_set *sa;
+	pkg_list *pkgs;
+	struct appdata *ad;
+};
+/* Loads them when asked for (r->ad stays NULL when not): EXIT_OK, or EXIT_USAGE after saying
+ * why. */
+int app_rules_load(const char *cmd, const struct policy_opts *p, const fc_set *set,
+		   struct app_rules *r);
+void app_rules_free(struct app_rules *r);
+void policy_opts_free(struct policy_opts *p);
 
 /* A file mode for lookups: octal digits, or one letter f d l c b p s. */
 bool parse_mode(const char *s, mode_t *mode);

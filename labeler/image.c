@@ -400,3 +400,51 @@ int img_close(struct image *img, const char *cmd)
 	}
 	return 0;
 }
+
+errcode_t img_read_file(struct image *img, const char *path, char **buf, size_t *len,
+			size_t max)
+{
+	ext2_filsys fs = img->fs;
+	ext2_ino_t ino;
+	ext2_file_t file;
+	struct ext2_inode inode;
+	errcode_t rc;
+	char *b = NULL;
+
+	*buf = NULL;
+	*len = 0;
+	/* namei follows no symlink in the last component: a packages.list that is one is refused */
+	if ((rc = ext2fs_namei(fs, EXT2_ROOT_INO, EXT2_ROOT_INO, path, &ino)) ||
+	    (rc = ext2fs_read_inode(fs, ino, &inode)))
+		return rc;
+	if (!LINUX_S_ISREG(inode.i_mode))
+		return EXT2_ET_FILE_NOT_FOUND;
+	unsigned long long size = EXT2_I_SIZE(&inode);
+	if (size > max)
+		return EXT2_ET_FILE_TOO_BIG;
+	if (!(b = malloc((size_t)size + 1)))
+		return ENOMEM;
+	if ((rc = ext2fs_file_open(fs, ino, 0, &file))) {
+		free(b);
+		return rc;
+	}
+	unsigned int got = 0;
+	size_t done = 0;
+	while (done < size) {
+		rc = ext2fs_file_read(file, b + done, (unsigned)(size - done), &got);
+		if (rc || !got)
+			break;
+		done += got;
+	}
+	errcode_t rc2 = ext2fs_file_close(file);
+	if (!rc && done < size)
+		rc = EXT2_ET_SHORT_READ;
+	if (rc || rc2) {
+		free(b);
+		return rc ? rc : rc2;
+	}
+	b[done] = 0;
+	*buf = b;
+	*len = done;
+	return 0;
+}

@@ -1,8 +1,12 @@
 /* The options and flow that fclabel label, check and relabel share. */
+#include <errno.h>
+#include <et/com_err.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fclabel.h"
 #include "label.h"
@@ -12,6 +16,7 @@ const char label_usage[] =
 	"fclabel label IMAGE|DIR -S FC[,FC...] [-a MOUNTPOINT] [-n] [-e PATH]... [-v] [--json FILE]\n"
 	"                    [--strict] [--force] [--base-only] [-z UNDO_FILE] [-o OUT] [--no-sync]\n"
 	"                    [--atomic|--in-place] [--policy SEPOLICY] [--cross-mounts]\n"
+	"                    [--seapp SEAPP[,SEAPP...] [--packages FILE]] [--digests]\n"
 	"\n"
 	"  IMAGE is an ext2/3/4 image or block device; DIR a mounted tree, labeled in place\n"
 	"\n"
@@ -35,11 +40,17 @@ const char label_usage[] =
 	"      --policy SEPOLICY  first check every context against this binary SELinux\n"
 	"                         policy (libsepol); stop if one is not valid\n"
 	"      --cross-mounts     DIR: also enter the file systems mounted below it\n"
+	"      --seapp SEAPP[,...]  Android userdata: app data labeled from these seapp_contexts\n"
+	"                         (plat, system_ext, product, vendor, odm order) as a device does\n"
+	"      --packages FILE    the packages.list to use (default: the image's\n"
+	"                         /data/system/packages.list)\n"
+	"      --digests          write security.sehash on the directories restorecon checks\n"
 	"  -h, --help             show this help";
 
 const char check_usage[] =
 	"fclabel check IMAGE|DIR -S FC[,FC...] [-a MOUNTPOINT] [-e PATH]... [--json FILE] [--base-only]\n"
-	"                    [--policy SEPOLICY] [--cross-mounts]\n"
+	"                    [--policy SEPOLICY] [--cross-mounts] [-v]\n"
+	"                    [--seapp SEAPP[,SEAPP...] [--packages FILE]] [--digests]\n"
 	"\n"
 	"  -S, --file-contexts FC[,FC...]  file_contexts files, in order (repeatable)\n"
 	"  -a, --mount-point DIR  the path the image is mounted at (e.g. /system)\n"
@@ -49,6 +60,12 @@ const char check_usage[] =
 	"      --policy SEPOLICY  first check every context against this binary SELinux\n"
 	"                         policy (libsepol); stop if one is not valid\n"
 	"      --cross-mounts     DIR: also enter the file systems mounted below it\n"
+	"  -v, --verbose          name what is left as it is (--seapp)\n"
+	"      --seapp SEAPP[,...]  Android userdata: app data checked from these seapp_contexts\n"
+	"                         (plat, system_ext, product, vendor, odm order) as a device does\n"
+	"      --packages FILE    the packages.list to use (default: the image's\n"
+	"                         /data/system/packages.list)\n"
+	"      --digests          also list missing or stale security.sehash on the directories restorecon checks\n"
 	"  -h, --help             show this help";
 
 const char relabel_usage[] =
@@ -56,6 +73,8 @@ const char relabel_usage[] =
 	"                      [-e PATH]... [-v] [--plan] [--verify] [--json FILE] [--force]\n"
 	"                      [--base-only] [-z UNDO_FILE] [-o OUT] [--no-sync]\n"
 	"                      [--atomic|--in-place] [--policy SEPOLICY] [--cross-mounts]\n"
+	"                      [--seapp NEW_SEAPP[,...] [--from-seapp OLD_SEAPP[,...]]\n"
+	"                      [--packages FILE]] [--digests]\n"
 	"\n"
 	"  --from OLD_FC[,...]    the file_contexts the image was labeled with ('none': label all)\n"
 	"  --to NEW_FC[,...]      the file_contexts to label it with now\n"
@@ -78,7 +97,15 @@ const char relabel_usage[] =
 	"      --policy SEPOLICY  first check every context against this binary SELinux\n"
 	"                         policy (libsepol); stop if one is not valid\n"
 	"      --cross-mounts     DIR: also enter the file systems mounted below it\n"
-	"  -h, --help             show this help";
+		"      --seapp SEAPP[,...]  Android userdata: app data labeled from these seapp_contexts\n"
+	"                         (plat, system_ext, product, vendor, odm order): the new ones\n"
+	"      --packages FILE    the packages.list to use (default: the image's\n"
+	"                         /data/system/packages.list)\n"
+	"      --digests          write security.sehash on the directories restorecon checks\n"
+	"      --from-seapp OLD_SEAPP[,...]  the seapp_contexts the image was labeled with: only\n"
+	"                         packages whose answer changed are walked whole (without it,\n"
+	"                         every package is)\n"
+"  -h, --help             show this help";
 
 /* "/a//b/" -> "/a/b"; NULL when not absolute. */
 static char *clean_path(const char *p)
@@ -105,7 +132,10 @@ struct imgcmd {
 	bool check, relabel, tree, from_none, verify;
 	const char *target, *json, *sepolicy;
 	struct img_params ip;
-	struct fcfiles files, from;
+	struct fcfiles files, from, seapp, from_seapp;
+	const char *packages;      /* --packages */
+	seapp_set *sa, *old_sa;
+	pkg_list *pkgs;
 	struct label_opts o;
 	char *mp;
 	unsigned flags, imgflags;
@@ -137,6 +167,10 @@ static const struct option image_opts[] = {
 	{ "cross-mounts", no_argument, NULL, 'X' },
 	{ "atomic", no_argument, NULL, 'R' },
 	{ "in-place", no_argument, NULL, 'I' },
+	{ "seapp", required_argument, NULL, 'A' },
+	{ "from-seapp", required_argument, NULL, 'F' },
+	{ "packages", required_argument, NULL, 'K' },
+	{ "digests", no_argument, NULL, 'D' },
 	{ 0 }
 };
 
@@ -178,6 +212,16 @@ static int take_option(struct imgcmd *c, int opt, const char *arg)
 		if (fcfiles_add(&c->files, arg))
 			return -1;
 		break;
+	case 'A':
+		if (fcfiles_add(&c->seapp, arg))
+			return -1;
+		break;
+	case 'F':
+		if (fcfiles_add(&c->from_seapp, arg))
+			return -1;
+		break;
+	case 'K': c->packages = arg; break;
+	case 'D': c->o.digests = true; break;
 	case 'P': c->o.mode = LM_DRYRUN; c->o.verbose = true; break;
 	case 'V': c->verify = true; break;
 	case 'z': c->ip.undo = arg; break;
@@ -209,13 +253,13 @@ static int take_option(struct imgcmd *c, int opt, const char *arg)
 
 static int parse_options(struct imgcmd *c, int argc, char **argv)
 {
-	const char *shortopts = c->check ? "S:a:e:h" : c->relabel ? "a:e:vz:o:h" : "S:a:ne:vz:o:h";
+	const char *shortopts = c->check ? "S:a:e:vh" : c->relabel ? "a:e:vz:o:h" : "S:a:ne:vz:o:h";
 	/* the long options each command takes, beyond the shared ones */
-	const char *own = c->check ? "" : c->relabel ? "OTPVfzoYRI" : "sfzoYRI";
+	const char *own = c->check ? "" : c->relabel ? "OTPVfzoYRIF" : "sfzoYRI";
 	int opt, r;
 
 	while ((opt = getopt_long(argc, argv, shortopts, image_opts, NULL)) != -1) {
-		if (strchr("OTPVsfzoYRI", opt) && !strchr(own, opt))
+		if (strchr("OTPVsfzoYRIF", opt) && !strchr(own, opt))
 			die_usage(c->cmd, c->usage);
 		if ((r = take_option(c, opt, optarg)))
 			return r;
@@ -231,6 +275,11 @@ static int parse_options(struct imgcmd *c, int argc, char **argv)
 	c->target = argv[optind];
 	if (c->mp)
 		c->o.mountpoint = c->mp;
+	if (!c->seapp.n && (c->packages || c->from_seapp.n)) {
+		fprintf(stderr, "fclabel %s: %s goes with --seapp\n", c->cmd,
+			c->packages ? "--packages" : "--from-seapp");
+		die_usage(c->cmd, c->usage);
+	}
 	return 0;
 }
 
@@ -268,16 +317,76 @@ static int load_policies(struct imgcmd *c)
 	/* --policy: every context checked before the image (or a report) is opened */
 	if (c->sepolicy && (status = policy_check(c->cmd, c->sepolicy, c->set)) != EXIT_OK)
 		return status;
+	/* Android's app data rules: every file they name is read before the image is opened */
+	if (c->seapp.n && !(c->sa = load_seapp(c->cmd, &c->seapp)))
+		return EXIT_USAGE;
+	if (c->from_seapp.n && !(c->old_sa = load_seapp(c->cmd, &c->from_seapp)))
+		return EXIT_USAGE;
+	if (c->packages && !(c->pkgs = load_packages(c->cmd, c->packages, NULL, 0)))
+		return EXIT_USAGE;
 	if (!c->from.n)
 		return EXIT_OK;
 	if (!(c->oldset = load_policy(c->cmd, &c->from, c->flags)))
 		return EXIT_USAGE;
+	if (c->o.digests)
+		c->o.oldset = c->oldset;
 	if ((drc = fc_diff(c->oldset, c->set, &c->diff))) {
 		fprintf(stderr, "fclabel %s: comparing the policies: %s\n", c->cmd, strerror(drc));
 		return EXIT_USAGE;
 	}
 	c->o.diff = c->diff;
 	return EXIT_OK;
+}
+
+#define PACKAGES_LIST "/data/system/packages.list"
+#define PACKAGES_MAX (64u << 20)
+
+/* packages.list from the image (or tree) itself: /data/system/packages.list below the mount
+ * point. Nothing has been written when it fails. */
+static int image_packages(struct imgcmd *c)
+{
+	const char *mp = c->o.mountpoint;
+	size_t ml = strlen(mp);
+	char *buf = NULL, name[4096];
+	size_t len = 0;
+
+	if (strncmp(PACKAGES_LIST, mp, ml) || PACKAGES_LIST[ml] != '/') {
+		fprintf(stderr, "fclabel %s: %s is mounted at %s, which does not hold %s: give "
+			"--packages FILE\n", c->cmd, c->target, mp, PACKAGES_LIST);
+		return -1;
+	}
+	const char *rel = PACKAGES_LIST + ml;
+	snprintf(name, sizeof(name), "%s:%s", c->target, rel);
+	if (c->tree) {
+		char full[4096];
+		struct stat st;
+		snprintf(full, sizeof(full), "%s%s", c->target, rel);
+		int fd = open(full, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+		    (unsigned long long)st.st_size <= PACKAGES_MAX &&
+		    (buf = malloc((size_t)st.st_size + 1))) {
+			ssize_t r = read(fd, buf, (size_t)st.st_size);
+			len = r > 0 ? (size_t)r : 0;
+			buf[len] = 0;
+		}
+		if (fd >= 0)
+			close(fd);
+		if (!buf) {
+			fprintf(stderr, "fclabel %s: %s: cannot read it (%s): give --packages FILE\n",
+				c->cmd, full, fd < 0 ? strerror(errno) : "not a regular file");
+			return -1;
+		}
+	} else {
+		errcode_t rc = img_read_file(&c->img, rel, &buf, &len, PACKAGES_MAX);
+		if (rc) {
+			fprintf(stderr, "fclabel %s: %s: cannot read %s in it (%s): give --packages "
+				"FILE\n", c->cmd, c->target, rel, error_message(rc));
+			return -1;
+		}
+	}
+	c->pkgs = load_packages(c->cmd, name, buf, len);
+	free(buf);
+	return c->pkgs ? 0 : -1;
 }
 
 /* The report, and the image (a live tree is opened by its walk). */
@@ -297,6 +406,12 @@ static int open_outputs(struct imgcmd *c)
 			     &c->ip, c->cmd))
 			return -1;
 		c->img_open = true;
+	}
+	if (c->sa && !c->pkgs && image_packages(c))
+		return -1;
+	if (c->sa && !(c->o.appdata = appdata_new(c->sa, c->old_sa, c->pkgs, c->set))) {
+		fprintf(stderr, "fclabel %s: out of memory\n", c->cmd);
+		return -1;
 	}
 	if (c->o.diff && !(c->tree ? dir_is_labeled(c->target) : image_is_labeled(&c->img))) {
 		fprintf(stderr, "fclabel %s: %s has no labels: labeling every file\n", c->cmd,
@@ -343,6 +458,25 @@ static void print_summary(const struct imgcmd *c, const struct label_stats *st)
 		fprintf(sum, "fclabel %s: directories entered %lu, skipped (no change can reach them) "
 			"%lu%s\n", c->cmd, st->dirs, st->dirs_skipped,
 			c->o.diff ? "" : " (a full label: no old policy, or no labels on the image)");
+	if (c->o.appdata)
+		fprintf(sum, "fclabel %s: app data: %zu package(s) in packages.list; left as they are, as "
+			"a device leaves them: %lu with no file_contexts match, %lu package director"
+			"%s not in packages.list, %lu whose seapp lookup fails, %lu encrypted "
+			"director%s (not entered)\n", c->cmd, pkglist_count(c->pkgs), st->nolabel,
+			st->unknown_pkgs, st->unknown_pkgs == 1 ? "y" : "ies", st->seapp_failed,
+			st->encrypted, st->encrypted == 1 ? "y" : "ies");
+	else if (st->encrypted)
+		fprintf(sum, "fclabel %s: %lu encrypted director%s labeled but not entered (their "
+			"names are ciphertext)\n", c->cmd, st->encrypted,
+			st->encrypted == 1 ? "y" : "ies");
+	if (c->o.digests && c->check)
+		fprintf(sum, "fclabel %s: digests: %lu missing or stale, %lu right\n", c->cmd,
+			st->digests_written, st->digests_unchanged);
+	else if (c->o.digests)
+		fprintf(sum, "fclabel %s: digests: %s %lu, unchanged %lu, withheld %lu (a label at or "
+			"below them is not right)\n", c->cmd,
+			c->o.mode == LM_DRYRUN ? "would write" : "written", st->digests_written,
+			st->digests_unchanged, st->digests_withheld);
 }
 
 /* Labels (checks) the opened target; the exit status. */
@@ -363,7 +497,7 @@ static int run(struct imgcmd *c)
 	if (rc)
 		return EXIT_USAGE;
 	if (c->check)
-		return st.changed || st.errors ? EXIT_DIFFERS : EXIT_OK;
+		return st.changed || st.errors || st.digests_written ? EXIT_DIFFERS : EXIT_OK;
 	return st.errors ? EXIT_DIFFERS : EXIT_OK;
 }
 
@@ -381,6 +515,12 @@ static int finish(struct imgcmd *c, int status)
 	free(c->mp);
 	fcfiles_free(&c->files);
 	fcfiles_free(&c->from);
+	fcfiles_free(&c->seapp);
+	fcfiles_free(&c->from_seapp);
+	appdata_free(c->o.appdata);
+	seapp_free(c->sa);
+	seapp_free(c->old_sa);
+	pkglist_free(c->pkgs);
 	fc_diff_free(c->diff);
 	if (c->oldset)
 		fc_free(c->oldset);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "fcontexts.h"
+#include "seapp.h"
 
 /* ---- image.c ---- */
 #include "imgfmt.h"
@@ -39,6 +40,10 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 void img_abandon(struct image *img);
 /* Whether the root directory carries a label: an image that was never labeled has none. */
 bool image_is_labeled(struct image *img);
+/* A regular file of the image (path inside it, from its root), at most max bytes, into a
+ * NUL-terminated malloc'd *buf. Returns 0 or an errcode_t. */
+errcode_t img_read_file(struct image *img, const char *path, char **buf, size_t *len,
+			size_t max);
 /* Flushes and closes; returns 0 or prints why. */
 int img_close(struct image *img, const char *cmd);
 
@@ -55,6 +60,11 @@ errcode_t xattr_get_label(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode
  * are shared between inodes, as the kernel does. */
 errcode_t xattr_set_label(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode_large *inode,
 			  const char *ctx);
+/* security.sehash: the value (up to 64 bytes; *len 0 when absent), and writing one. The inode
+ * is read afresh: pass it to xattr_get_label again after a write. */
+errcode_t xattr_get_digest(struct xattr_ctx *x, ext2_ino_t ino, unsigned char *out, size_t *len);
+errcode_t xattr_set_digest(struct xattr_ctx *x, ext2_ino_t ino, const unsigned char *digest,
+			   size_t len);
 /* How many EA blocks this run allocated and how many references it added to shared ones. */
 void xattr_stats(const struct xattr_ctx *x, unsigned long *allocated, unsigned long *shared);
 /* After a labeling walk: the reference counts of the label-only blocks made right. */
@@ -69,15 +79,48 @@ struct walk_entry {
 	struct ext2_inode_large *inode;
 };
 /* Called for every entry, root first, depth first in directory order. Return 0 to go on, 1 to
- * skip a directory's subtree, -1 to stop. */
+ * skip a directory's subtree, -1 to stop. Every directory fn says to enter is left, with leave()
+ * (path and inode number; inode NULL), once its entries are walked or could not be read. */
 typedef int (*walk_fn)(const struct walk_entry *e, void *arg);
 /* Returns 0, or an errcode_t when the walk could not go on; problems with single entries
  * (bad inode numbers, loops, unreadable directories) go to warn() and are counted. */
 struct walk_stats {
 	unsigned long warnings;
 };
-errcode_t walk_image(ext2_filsys fs, const char *mountpoint, walk_fn fn, void *arg,
+errcode_t walk_image(ext2_filsys fs, const char *mountpoint, walk_fn fn, walk_fn leave, void *arg,
 		     struct walk_stats *st, void (*warn)(void *arg, const char *path, const char *msg));
+
+/* ---- appdata.c: Android app data labels (seapp_contexts, packages.list) ---- */
+struct appdata;
+/* old: relabel's --from-seapp (NULL: every package counts as changed). Keeps pointers to all. */
+struct appdata *appdata_new(const seapp_set *seapp, const seapp_set *old, const pkg_list *pkgs,
+			    const fc_set *set);
+void appdata_free(struct appdata *ad);
+enum ad_kind {
+	AD_NOT_APP, /* not app data (or no package in the path): the file_contexts label */
+	AD_LABEL,   /* app data: its label is in out */
+	AD_UNKNOWN, /* a package packages.list does not know: left as it is, as a device does */
+	AD_FAILED,  /* Android's lookup fails for it (why says how): left as it is */
+};
+struct ad_answer {
+	enum ad_kind kind;
+	const struct seapp_answer *ans; /* AD_LABEL from a seapp line (NULL: not from one) */
+	const struct pkg_entry *pkg;    /* the packages.list entry */
+	unsigned user;                  /* the user the path belongs to */
+	uint32_t uid;                   /* the uid Android looks the package up with */
+	bool pkgdir;                    /* the package directory itself */
+	bool sandbox;                   /* labeled as its SDK sandbox's */
+	const char *why;                /* AD_FAILED */
+};
+/* The label of path (len bytes) whose file_contexts label is fcctx: into out (n bytes) for
+ * AD_LABEL. Returns 0, ENOMEM, or ERANGE when out is too small. */
+int appdata_label(struct appdata *ad, const char *path, size_t len, const char *fcctx, char *out,
+		  size_t n, struct ad_answer *a);
+/* relabel: whether the package directory (or a file below it) at path may have another seapp
+ * answer in the new set than in the old one. */
+bool appdata_pkg_changed(struct appdata *ad, const char *path, size_t len);
+/* Whether package directories may lie below the directory path. */
+bool appdata_holds_pkgdirs(const char *path, size_t len);
 
 /* ---- engine.c ---- */
 enum label_mode { LM_LABEL, LM_DRYRUN, LM_CHECK, LM_RELABEL /* only to image_command */ };
@@ -94,12 +137,25 @@ struct label_opts {
 	FILE *list;                /* check: differing files go here */
 	const struct fc_diff *diff; /* relabel: enter only directories a change can reach */
 	bool cross_mounts;         /* a live tree: enter file systems mounted below it too */
+	struct appdata *appdata;   /* --seapp: app data labels, and Android's rules of what a device
+				    * leaves alone (no file_contexts match, unknown packages) */
+	bool digests;              /* --digests: security.sehash on the directories restorecon
+				    * checks (with appdata: those Android's boot-time walk of /data
+				    * visits; else every directory) */
+	const fc_set *oldset;      /* relabel --digests: a subtree no change reaches is taken as
+				    * right when its root has the digest this policy gives */
 };
 struct label_stats {
 	unsigned long scanned, changed, unchanged, nolabel, conflicts, errors, warnings;
 	unsigned long ea_allocated, ea_shared;
 	unsigned long nospace;             /* files left unlabeled: no free block for the label */
 	unsigned long dirs, dirs_skipped;  /* directories entered, and left out by the diff */
+	unsigned long unknown_pkgs;        /* app data of packages packages.list does not know */
+	unsigned long seapp_failed;        /* app data whose seapp lookup fails on a device too */
+	unsigned long encrypted;           /* encrypted directories: labeled, not entered */
+	unsigned long digests_written;     /* (would be) written; check: missing or stale */
+	unsigned long digests_unchanged;   /* right already */
+	unsigned long digests_withheld;    /* not written: some label below is not right */
 	double seconds;
 };
 /* Labels (or checks) every file of the open image. Returns 0 when the walk completed. */
@@ -116,6 +172,7 @@ struct label_file {
 	unsigned long nlink;
 	uint64_t dev, ino;         /* the same pair, the same file (hard links) */
 	void *h;                   /* the walk's handle on this very inode */
+	bool encrypted;            /* a directory with the encrypt flag: its names are ciphertext */
 };
 enum { LSET_OK, LSET_ERROR, LSET_NOSPACE };
 struct label_src {
@@ -131,10 +188,20 @@ struct label_src {
 		   char *why, size_t n);
 	/* Writes ctx with its trailing NUL: LSET_OK, or LSET_ERROR / LSET_NOSPACE with a reason. */
 	int (*set)(void *arg, const struct label_file *f, const char *ctx, char *why, size_t n);
+	/* A directory's security.sehash (*len 0 when absent, at most 64 bytes), and writing it:
+	 * 0, or non-zero with why. */
+	int (*get_digest)(void *arg, const struct label_file *f, unsigned char *out, size_t *len,
+			  char *why, size_t n);
+	int (*set_digest)(void *arg, const struct label_file *f, const unsigned char *d, size_t len,
+			  char *why, size_t n);
 };
 int label_source(const struct label_src *src, const fc_set *set, const struct label_opts *o,
 		 struct label_stats *st);
 int label_visit(struct label_run *run, const struct label_file *f);
+/* Once a directory label_visit said to enter is done with (its entries walked, or it could not
+ * be read): f as visited, with the path and a handle on it (h NULL when it could not be
+ * opened). */
+void label_leave(struct label_run *run, const struct label_file *f);
 /* A file the walk could not handle: a warning, counted as an error. */
 void label_walk_warn(struct label_run *run, const char *path, const char *msg);
 /* Whether -e leaves path out. */

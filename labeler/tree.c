@@ -18,6 +18,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -183,6 +185,36 @@ static int tree_set(void *arg, const struct label_file *f, const char *ctx, char
  * Opens the entry name of the directory dfd without following a symlink, as described above,
  * and fstat()s the descriptor. Returns 0, or an errno.
  */
+#define DIGEST_XATTR "security.sehash"
+
+static int tree_get_digest(void *arg, const struct label_file *f, unsigned char *out, size_t *len,
+			   char *why, size_t n)
+{
+	const struct handle *h = f->h;
+	ssize_t l = fgetxattr(h->fd, DIGEST_XATTR, out, 64);
+	(void)arg;
+	*len = 0;
+	if (l >= 0) {
+		*len = (size_t)l;
+		return 0;
+	}
+	if (errno == ENODATA || errno == ERANGE) /* a value over 64 bytes is no digest of ours */
+		return 0;
+	snprintf(why, n, "cannot read %s: %s", DIGEST_XATTR, strerror(errno));
+	return -1;
+}
+
+static int tree_set_digest(void *arg, const struct label_file *f, const unsigned char *d,
+			   size_t len, char *why, size_t n)
+{
+	const struct handle *h = f->h;
+	(void)arg;
+	if (fsetxattr(h->fd, DIGEST_XATTR, d, len, 0) == 0)
+		return 0;
+	snprintf(why, n, "cannot write %s: %s", DIGEST_XATTR, strerror(errno));
+	return -1;
+}
+
 static int open_entry(int dfd, const char *name, unsigned char type, struct handle *h,
 		      struct stat *sb)
 {
@@ -269,6 +301,24 @@ static int push_dir(struct tree *t, struct label_run *run, int fd, const struct 
 		label_walk_warn(run, t->path, t->msg);
 	}
 	return 0;
+}
+
+/* Whether a directory carries the encrypt flag (file-based encryption: its entries' names are
+ * ciphertext without the key). */
+static bool encrypted(const struct handle *h)
+{
+	int flags = 0;
+	return !h->opath && ioctl(h->fd, FS_IOC_GETFLAGS, &flags) == 0 && (flags & FS_ENCRYPT_FL);
+}
+
+/* A directory's entries are all walked: the engine's label_leave, with its path back. */
+static void leave_dir(struct tree *t, struct label_run *run, const struct frame *f)
+{
+	struct handle h = { .fd = f->fd, .opath = false };
+	t->path[f->pathlen] = 0;
+	t->pathlen = f->pathlen;
+	struct label_file lf = { t->path, t->pathlen, S_IFDIR, 1, f->dev, f->ino, &h, false };
+	label_leave(run, &lf);
 }
 
 /* Whether directory sb is one the walk is inside already (a bind mount loop). */
@@ -372,7 +422,7 @@ static long visit_root(struct tree *t, struct label_run *run, int *fd, struct st
 	}
 	t->rootdev = sb->st_dev;
 	struct label_file lf = { t->path, t->pathlen, sb->st_mode, sb->st_nlink, sb->st_dev,
-				 sb->st_ino, &h };
+				 sb->st_ino, &h, encrypted(&h) };
 	int r = label_visit(run, &lf);
 	if (r != 0) {
 		close(h.fd);
@@ -400,6 +450,7 @@ static long tree_walk(void *arg, struct label_run *run)
 	while (t->depth) {
 		struct frame *f = &t->stack[t->depth - 1];
 		if (f->pos >= f->size) {
+			leave_dir(t, run, f);
 			close(f->fd);
 			t->depth--;
 			continue;
@@ -412,7 +463,7 @@ static long tree_walk(void *arg, struct label_run *run)
 		if (!r)
 			continue;
 		struct label_file lf = { t->path, t->pathlen, sb.st_mode, sb.st_nlink, sb.st_dev,
-					 sb.st_ino, &h };
+					 sb.st_ino, &h, S_ISDIR(sb.st_mode) && encrypted(&h) };
 		r = label_visit(run, &lf);
 		if (r < 0) {
 			close(h.fd);
@@ -423,8 +474,12 @@ static long tree_walk(void *arg, struct label_run *run)
 			close(h.fd);
 			continue;
 		}
-		if ((fd = dir_fd(t, run, &h)) >= 0 && (rc = push_dir(t, run, fd, &sb, t->pathlen)))
+		if ((fd = dir_fd(t, run, &h)) < 0) {
+			lf.h = NULL;
+			label_leave(run, &lf);
+		} else if ((rc = push_dir(t, run, fd, &sb, t->pathlen))) {
 			break;
+		}
 	}
 	free_frames(t);
 	return rc;
@@ -441,7 +496,8 @@ int label_dir(const char *dir, const fc_set *set, const struct label_opts *o,
 {
 	struct tree t = { .root = dir, .o = o, .valcap = 256, .pathcap = 4096 };
 	struct label_src src = { .name = dir, .arg = &t, .walk = tree_walk, .get = tree_get,
-				 .set = tree_set };
+				 .set = tree_set, .get_digest = tree_get_digest,
+				 .set_digest = tree_set_digest };
 	struct statvfs vfs;
 	struct rlimit rl;
 	char b[8];

@@ -209,7 +209,7 @@ static const char *odd_dir(ext2_filsys fs, ext2_ino_t ino, const struct ext2_ino
 /* A walk in progress: the stack of directories being listed and the current path. */
 struct walker {
 	ext2_filsys fs;
-	walk_fn fn;
+	walk_fn fn, leave;
 	void *arg;
 	struct walk_stats *st;
 	void (*warn)(void *arg, const char *path, const char *msg);
@@ -364,10 +364,10 @@ static int walk_root(struct walker *w, const char *mountpoint, errcode_t *rc)
 	return 1;
 }
 
-errcode_t walk_image(ext2_filsys fs, const char *mountpoint, walk_fn fn, void *arg,
+errcode_t walk_image(ext2_filsys fs, const char *mountpoint, walk_fn fn, walk_fn leave, void *arg,
 		     struct walk_stats *st, void (*warn)(void *arg, const char *path, const char *msg))
 {
-	struct walker w = { .fs = fs, .fn = fn, .arg = arg, .st = st, .warn = warn,
+	struct walker w = { .fs = fs, .fn = fn, .leave = leave, .arg = arg, .st = st, .warn = warn,
 			    .isize = EXT2_INODE_SIZE(fs->super) };
 	errcode_t rc = 0;
 
@@ -385,6 +385,12 @@ errcode_t walk_image(ext2_filsys fs, const char *mountpoint, walk_fn fn, void *a
 		struct frame *f = &w.stack[w.depth - 1];
 		if (f->pos >= f->size) {
 			w.depth--;
+			w.path.p[f->pathlen] = 0;
+			w.path.len = f->pathlen;
+			struct walk_entry le = { f->dir, w.depth ? w.stack[w.depth - 1].dir : f->dir,
+						 w.path.p, w.path.len, NULL };
+			if (leave && leave(&le, arg) < 0)
+				goto out;
 			continue;
 		}
 		ext2_ino_t ino;

@@ -30,6 +30,8 @@
 #define SEC_INDEX 6 /* "security." */
 #define NAME "selinux"
 #define NAME_LEN 7
+#define DIGEST_NAME "security.sehash"
+#define DIGEST_MAX 64
 
 struct shared {
 	char *value; /* label with its NUL */
@@ -526,6 +528,40 @@ static int set_in_inode(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode_l
 	return 0;
 }
 
+/* Any attribute, through libext2fs (checksums, in-inode placement, copy-on-write of shared
+ * blocks); a block it allocates or frees is made durable as soon as it can be. */
+static errcode_t set_by_library(struct xattr_ctx *x, ext2_ino_t ino, const char *name,
+				const void *value, size_t len)
+{
+	struct ext2_xattr_handle *h;
+	struct ext2_inode before_inode, after;
+	errcode_t rc;
+
+	x->block_nr = 0; /* the library may rewrite the block we cached */
+	if ((rc = ext2fs_read_inode(x->fs, ino, &before_inode)))
+		return rc;
+	blk64_t before = ext2fs_file_acl_block(x->fs, &before_inode);
+	rc = ext2fs_xattrs_open(x->fs, ino, &h);
+	if (rc)
+		return rc;
+	rc = ext2fs_xattrs_read(h);
+	if (!rc)
+		rc = ext2fs_xattr_set(h, name, value, len);
+	errcode_t rc2 = ext2fs_xattrs_close(&h);
+	if (rc || rc2)
+		return rc ? rc : rc2;
+	/* the library wrote the block and the inode; the bitmap follows as soon as it can */
+	if ((rc = ext2fs_read_inode(x->fs, ino, &after)))
+		return rc;
+	blk64_t now = ext2fs_file_acl_block(x->fs, &after);
+	if (now != before && now && (rc = persist_alloc(x, now)))
+		return rc;
+	if (now != before && before && ext2fs_group_of_blk2(x->fs, before) !=
+	    (now ? ext2fs_group_of_blk2(x->fs, now) : (dgrp_t)-1))
+		rc = persist_alloc(x, before);
+	return rc;
+}
+
 errcode_t xattr_set_label(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode_large *inode,
 			  const char *ctx)
 {
@@ -544,37 +580,42 @@ errcode_t xattr_set_label(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode
 	if (!no_ibody && !others && !ext2fs_file_acl_block(x->fs, (struct ext2_inode *)inode) &&
 	    set_in_inode(x, ino, inode, ctx, len) == 0)
 		return ext2fs_write_inode_full(x->fs, ino, (struct ext2_inode *)inode, (int)x->isize);
+	return set_by_library(x, ino, "security.selinux", ctx, len);
+}
+
+/* Other digests than selinux's 20 bytes are not ours to read. */
+errcode_t xattr_get_digest(struct xattr_ctx *x, ext2_ino_t ino, unsigned char *out, size_t *len)
+{
 	struct ext2_xattr_handle *h;
-	x->block_nr = 0; /* the library may rewrite the block we cached */
-	blk64_t before = ext2fs_file_acl_block(x->fs, (struct ext2_inode *)inode);
-	rc = ext2fs_xattrs_open(x->fs, ino, &h);
-	if (rc)
+	void *v = NULL;
+	size_t l = 0;
+	errcode_t rc;
+
+	*len = 0;
+	x->block_nr = 0;
+	if ((rc = ext2fs_xattrs_open(x->fs, ino, &h)))
 		return rc;
 	rc = ext2fs_xattrs_read(h);
-	if (!rc)
-		rc = ext2fs_xattr_set(h, "security.selinux", ctx, len);
-	errcode_t rc2 = ext2fs_xattrs_close(&h);
-	if (rc || rc2)
-		return rc ? rc : rc2;
-	/* the library wrote the block and the inode; the bitmap follows as soon as it can */
-	struct ext2_inode after;
-	if ((rc = ext2fs_read_inode(x->fs, ino, &after)))
-		return rc;
-	blk64_t now = ext2fs_file_acl_block(x->fs, &after);
-	if (now != before && now && (rc = persist_alloc(x, now)))
-		return rc;
-	if (now != before && before && ext2fs_group_of_blk2(x->fs, before) !=
-	    (now ? ext2fs_group_of_blk2(x->fs, now) : (dgrp_t)-1))
-		rc = persist_alloc(x, before);
+	if (!rc) {
+		rc = ext2fs_xattr_get(h, DIGEST_NAME, &v, &l);
+		if (rc == EXT2_ET_EA_KEY_NOT_FOUND)
+			rc = 0;
+		else if (!rc && l <= DIGEST_MAX) {
+			memcpy(out, v, l);
+			*len = l;
+		}
+	}
+	ext2fs_free_mem(&v);
+	ext2fs_xattrs_close(&h);
 	return rc;
 }
 
-/*
- * After a labeling walk: every label-only block we know of gets the reference count its inodes
- * give it. A run killed between adding a reference to a block and writing the inode that takes
- * it leaves the count one too high; the next run puts it right, and so ends with the image an
- * uninterrupted run gives. One pass over the inode tables, only when such blocks exist.
- */
+errcode_t xattr_set_digest(struct xattr_ctx *x, ext2_ino_t ino, const unsigned char *digest,
+			   size_t len)
+{
+	return set_by_library(x, ino, DIGEST_NAME, digest, len);
+}
+
 errcode_t xattr_reconcile(struct xattr_ctx *x, unsigned long *fixed)
 {
 	ext2_filsys fs = x->fs;

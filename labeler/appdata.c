@@ -1,0 +1,251 @@
+/*
+ * Android app data for the engine: which label a path below /data/data/PKG, /data/user/N/PKG,
+ * /data/user_de/N/PKG (and the adoptable-storage and SDK sandbox forms) gets, from the
+ * file_contexts answer and the seapp library's answer for the package and user.
+ *
+ * The walk is depth first, so the files of one package directory come one after another: the
+ * package's answer is worked out once, at its directory, and kept until the walk leaves it.
+ *
+ * SDK sandbox data (/data/misc_{ce,de}/N/sdksandbox/PKG/...): installd creates PKG without
+ * relabeling it, so it keeps the label it inherits from the sdksandbox directory; what is below it
+ * installd labels with the sandbox's uid (the app id moved from 10000.. to 20000..) and the app's
+ * seinfo.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "label.h"
+
+#define AID_USER_OFFSET 100000u
+#define AID_APP_START 10000u
+#define AID_APP_END 19999u
+#define AID_SDK_SANDBOX_START 20000u
+
+struct pkgdir {
+	char *prefix;           /* the package directory's path */
+	size_t len, cap;
+	enum ad_kind kind;
+	const struct pkg_entry *pkg;
+	struct seapp_answer ans, old; /* in the new set, and (relabel) in the old one */
+	bool old_known;         /* old is the answer of an old set */
+	int err;                /* the lookup's error (AD_FAILED) */
+	unsigned user;
+	uint32_t uid;           /* the uid the answer is for */
+	const char *why;
+	char sandbox_ctx[256];  /* the sdksandbox directory's label: the package directory's */
+	bool sandbox_ctx_ok;
+};
+
+struct appdata {
+	const seapp_set *seapp, *old;
+	const pkg_list *pkgs;
+	const fc_set *set;
+	struct pkgdir cur;
+};
+
+struct appdata *appdata_new(const seapp_set *seapp, const seapp_set *old, const pkg_list *pkgs,
+			    const fc_set *set)
+{
+	struct appdata *ad = calloc(1, sizeof(*ad));
+	if (ad) {
+		ad->seapp = seapp;
+		ad->old = old;
+		ad->pkgs = pkgs;
+		ad->set = set;
+	}
+	return ad;
+}
+
+void appdata_free(struct appdata *ad)
+{
+	if (ad)
+		free(ad->cur.prefix);
+	free(ad);
+}
+
+/* The uid installd labels a package's files with: the app's, or its SDK sandbox's. */
+static int pkg_uid(const struct pkg_entry *pkg, const struct seapp_path *sp, uint32_t *uid,
+		   const char **why)
+{
+	uint32_t appid = pkg->uid;
+	if (sp->sdk_sandbox) {
+		if (appid < AID_APP_START || appid > AID_APP_END) {
+			*why = "an SDK sandbox exists only for an app id of 10000-19999";
+			return ERANGE;
+		}
+		appid = appid - AID_APP_START + AID_SDK_SANDBOX_START;
+	}
+	*uid = appid + sp->user * AID_USER_OFFSET;
+	return 0;
+}
+
+static int lookup(const seapp_set *s, const struct pkg_entry *pkg, const struct seapp_path *sp,
+		  struct seapp_answer *ans, uint32_t *uidp, const char **why)
+{
+	uint32_t uid = 0;
+	int rc = pkg_uid(pkg, sp, &uid, why);
+	*uidp = uid;
+	if (rc)
+		return rc;
+	rc = seapp_lookup_type(s, uid, pkg->seinfo, pkg->name, pkg->name_len, ans);
+	if (rc)
+		*why = ans->why;
+	return rc;
+}
+
+/* The sdksandbox directory's label, for the package directory below it. */
+static void sandbox_label(struct appdata *ad, const char *path, size_t pkgstart)
+{
+	struct pkgdir *c = &ad->cur;
+	struct fc_result res;
+	char *dir = strndup(path, pkgstart - 1);
+
+	c->sandbox_ctx_ok = false;
+	if (dir && !fc_lookup(ad->set, dir, S_IFDIR, &res) && res.status == FC_LABEL &&
+	    strlen(res.context) < sizeof(c->sandbox_ctx)) {
+		strcpy(c->sandbox_ctx, res.context);
+		c->sandbox_ctx_ok = true;
+	}
+	free(dir);
+}
+
+/* Works out the package directory path[0..sp->pkgdir_len) into ad->cur. */
+static int enter_pkgdir(struct appdata *ad, const char *path, const struct seapp_path *sp)
+{
+	struct pkgdir *c = &ad->cur;
+	if (sp->pkgdir_len + 1 > c->cap) {
+		char *p = realloc(c->prefix, sp->pkgdir_len + 1);
+		if (!p)
+			return ENOMEM;
+		c->prefix = p;
+		c->cap = sp->pkgdir_len + 1;
+	}
+	memcpy(c->prefix, path, sp->pkgdir_len);
+	c->prefix[sp->pkgdir_len] = 0;
+	c->len = sp->pkgdir_len;
+	c->pkg = pkglist_find(ad->pkgs, sp->pkg, sp->pkg_len);
+	c->old_known = false;
+	c->why = NULL;
+	c->err = 0;
+	if (!c->pkg) {
+		c->kind = AD_UNKNOWN;
+		return 0;
+	}
+	c->kind = AD_LABEL;
+	c->user = sp->user;
+	if ((c->err = lookup(ad->seapp, c->pkg, sp, &c->ans, &c->uid, &c->why))) {
+		c->kind = AD_FAILED;
+		return 0;
+	}
+	uint32_t olduid;
+	const char *oldwhy;
+	if (ad->old && !lookup(ad->old, c->pkg, sp, &c->old, &olduid, &oldwhy))
+		c->old_known = true;
+	if (sp->sdk_sandbox)
+		sandbox_label(ad, path, (size_t)(sp->pkg - path));
+	return 0;
+}
+
+int appdata_label(struct appdata *ad, const char *path, size_t len, const char *fcctx, char *out,
+		  size_t n, struct ad_answer *a)
+{
+	struct seapp_path sp;
+	struct pkgdir *c = &ad->cur;
+
+	memset(a, 0, sizeof(*a));
+	seapp_path_classify(path, len, &sp);
+	if (!sp.has_pkg) {
+		a->kind = AD_NOT_APP;
+		return 0;
+	}
+	if (!(c->prefix && c->len == sp.pkgdir_len && !memcmp(c->prefix, path, c->len))) {
+		int rc = enter_pkgdir(ad, path, &sp);
+		if (rc)
+			return rc;
+	}
+	a->kind = c->kind;
+	a->pkg = c->pkg;
+	a->user = c->user;
+	a->uid = c->uid;
+	a->pkgdir = len == sp.pkgdir_len;
+	a->why = c->why;
+	if (c->kind != AD_LABEL)
+		return 0;
+	a->ans = &c->ans;
+	if (sp.sdk_sandbox && a->pkgdir) {
+		/* as installd creates it: the label the sdksandbox directory gives it */
+		a->ans = NULL;
+		if (!c->sandbox_ctx_ok) {
+			a->kind = AD_NOT_APP;
+			return 0;
+		}
+		fcctx = c->sandbox_ctx;
+	} else if (sp.sdk_sandbox) {
+		a->sandbox = true;
+	}
+	int rc = a->ans ? seapp_apply(fcctx, a->ans, out, n) : 0;
+	if (!a->ans && strlen(fcctx) < n)
+		strcpy(out, fcctx);
+	else if (!a->ans)
+		rc = ERANGE;
+	if (rc == EINVAL) {
+		a->kind = AD_FAILED;
+		a->why = "the file_contexts label is not a context Android's libselinux reads";
+		return 0;
+	}
+	return rc;
+}
+
+bool appdata_pkg_changed(struct appdata *ad, const char *path, size_t len)
+{
+	struct seapp_path sp;
+	struct pkgdir *c = &ad->cur;
+
+	seapp_path_classify(path, len, &sp);
+	if (!sp.has_pkg)
+		return false;
+	if (!(c->prefix && c->len == sp.pkgdir_len && !memcmp(c->prefix, path, c->len)) &&
+	    enter_pkgdir(ad, path, &sp))
+		return true;
+	if (c->kind != AD_LABEL || !c->old_known)
+		return true;
+	return !seapp_answer_equal(&c->ans, &c->old);
+}
+
+/* Whether the components of path[0..len) begin the pattern pat ('*' is any one component). */
+static bool begins(const char *path, size_t len, const char *pat)
+{
+	size_t i = 0;
+	while (i < len) {
+		if (path[i] != '/' || !*pat)
+			return false;
+		size_t e = i + 1;
+		while (e < len && path[e] != '/')
+			e++;
+		const char *pe = strchr(pat + 1, '/');
+		size_t pl = pe ? (size_t)(pe - pat) : strlen(pat);
+		if (!(pl == 2 && pat[1] == '*') && (pl != e - i || memcmp(pat, path + i, pl)))
+			return false;
+		i = e;
+		pat += pl;
+	}
+	return true;
+}
+
+bool appdata_holds_pkgdirs(const char *path, size_t len)
+{
+	/* the directories package directories sit in, and their ancestors */
+	static const char *const parents[] = {
+		"/data/data", "/data/user/*", "/data/user_de/*", "/data/misc_ce/*/sdksandbox",
+		"/data/misc_de/*/sdksandbox", "/mnt/expand/*/user/*", "/mnt/expand/*/user_de/*",
+		"/mnt/expand/*/misc_ce/*/sdksandbox", "/mnt/expand/*/misc_de/*/sdksandbox",
+	};
+	if (len == 1 && path[0] == '/')
+		return true;
+	for (size_t i = 0; i < sizeof(parents) / sizeof(parents[0]); i++)
+		if (begins(path, len, parents[i]))
+			return true;
+	return false;
+}

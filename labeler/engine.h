@@ -1,0 +1,77 @@
+/* Private to the engine (engine.c, report.c, digests.c): the state of one walk. */
+#ifndef ENGINE_H
+#define ENGINE_H
+
+#include "label.h"
+
+/* Hard links: the first labeled path's answer for every multiply-linked inode. */
+struct link {
+	uint64_t dev, ino;
+	bool used;
+	const struct fc_spec *spec; /* the deciding spec (a label) */
+	char *ctx;                  /* the label it gave */
+	char *path;
+};
+
+struct run {
+	struct image *img;
+	const struct label_src *src; /* a live tree (tree.c) instead of the image */
+	const fc_set *set;
+	const struct label_opts *o;
+	struct label_stats *st;
+	struct xattr_ctx *x;
+	struct link *links;
+	size_t nlinks, linkmask;
+	double start, next_progress;
+	unsigned long total;
+	bool tty, progress_shown, json_first;
+	bool collect_only; /* --strict's first pass: find conflicts, write nothing */
+	bool need_full;    /* relabel met a hard link whose label changes: walk everything */
+	int refs;          /* attribute block references counted: 0 not yet, 1 done, -1 failed */
+	struct suspect *suspect; /* sorted: attribute blocks whose h_refcount is not their users */
+	size_t nsuspect;
+	struct dstate *ds;       /* --digests: the directories being walked, outermost first */
+	size_t nds, capds;
+	bool entry_wrong;        /* something at the entry being visited is not right */
+	char want[4096];         /* an app data label being made */
+};
+
+/* A directory being walked, for --digests (digests.c). */
+struct dstate {
+	size_t pathlen;
+	bool visited;  /* Android's boot-time walk of /data reaches it (always, without --seapp) */
+	bool descends; /* ... and enters it */
+	bool eligible; /* a digest belongs on it */
+	bool right;    /* every label at and below it is right so far */
+	bool verified; /* relabel: the last run left it right (dig_verified) */
+};
+
+/* report.c */
+double now(void);
+/* A JSON string; file names are bytes: valid UTF-8 passes, any other byte 0xXX becomes the
+ * lone surrogate \udcXX (Python's "surrogateescape" reads it back as that byte). */
+void json_str(FILE *f, const char *s);
+void clear_progress(struct run *r);
+void progress(struct run *r);
+void warn(void *arg, const char *path, const char *msg);
+/* A damaged entry the walk reports (and leaves alone): a warning, and an error. */
+void walk_warn(void *arg, const char *path, const char *msg);
+/* A JSON event: kind, path, and what else is given. */
+void event(struct run *r, const char *kind, const char *path, const char *has, const char *wants,
+	   const struct fc_spec *spec, const char *extra);
+const char *spec_where(const struct fc_spec *s, char *buf, size_t n);
+
+/* digests.c */
+/* Something at the current entry is not right: the directory it is in (and, as the walk leaves
+ * them, those above) get no digest. */
+void dig_wrong(struct run *r);
+/* The walk enters the directory f (a visit said so): -1 when out of memory. */
+int dig_enter(struct run *r, const struct label_file *f, const struct walk_entry *e);
+/* ... and leaves it: its digest is written (checked) when it has one. */
+void dig_leave(struct run *r, const struct label_file *f, const struct walk_entry *e);
+/* A directory not entered (encrypted, an unknown package, a subtree no change reaches). */
+void dig_not_entered(struct run *r, const struct label_file *f, const struct walk_entry *e,
+		     bool right);
+bool dig_verified(struct run *r, const struct label_file *f, const struct walk_entry *e);
+
+#endif

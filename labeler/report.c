@@ -1,0 +1,135 @@
+/* What the engine tells the user: warnings, the progress line, the JSON report. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine.h"
+
+double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Length of the valid UTF-8 sequence at s, 0 if none. */
+static int utf8_len(const unsigned char *s)
+{
+	int n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : 0;
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* A JSON string; file names are bytes: valid UTF-8 passes, any other byte 0xXX becomes the
+ * lone surrogate \udcXX (Python's "surrogateescape" reads it back as that byte). */
+void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		int n;
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p++);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\u%04x", *p++);
+		else if (*p < 0x80)
+			fputc(*p++, f);
+		else if ((n = utf8_len(p)) > 0) {
+			fwrite(p, 1, (size_t)n, f);
+			p += n;
+		} else
+			fprintf(f, "\\udc%02x", *p++);
+	}
+	fputc('"', f);
+}
+
+void clear_progress(struct run *r)
+{
+	if (r->progress_shown) {
+		fputs("\r\033[K", stderr);
+		r->progress_shown = false;
+	}
+}
+
+void progress(struct run *r)
+{
+	if (!r->tty || (r->st->scanned & 255))
+		return;
+	double t = now();
+	if (t < r->next_progress)
+		return;
+	r->next_progress = t + 0.25;
+	double el = t - r->start, rate = el > 0 ? r->st->scanned / el : 0;
+	unsigned long left = r->total > r->st->scanned ? r->total - r->st->scanned : 0;
+	char line[160];
+	int n = snprintf(line, sizeof(line), "fclabel %s: %lu of %lu files, %.0f/s, %lu changed, "
+			 "about %.0f s left", r->o->cmd, r->st->scanned, r->total, rate,
+			 r->st->changed, rate > 0 ? left / rate : 0.0);
+	struct winsize ws;
+	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 10 && n >= ws.ws_col)
+		line[ws.ws_col - 1] = 0;
+	fprintf(stderr, "\r%s\033[K", line);
+	r->progress_shown = true;
+}
+
+void warn(void *arg, const char *path, const char *msg)
+{
+	struct run *r = arg;
+	clear_progress(r);
+	fprintf(stderr, "fclabel %s: warning: %s: %s\n", r->o->cmd, path, msg);
+	r->st->warnings++;
+}
+
+/* A damaged entry the walk reports (and leaves alone): a warning, and an error for the exit
+ * status, since the image needs e2fsck and some of its files may not have the label they want. */
+void walk_warn(void *arg, const char *path, const char *msg)
+{
+	struct run *r = arg;
+	warn(arg, path, msg);
+	r->st->errors++;
+	if (r->o->digests)
+		dig_wrong(r); /* what lies there is not known to be right */
+	event(r, "error", path, NULL, NULL, NULL, msg);
+}
+
+void event(struct run *r, const char *kind, const char *path, const char *has,
+	   const char *wants, const struct fc_spec *spec, const char *extra)
+{
+	if (!r->o->json || r->collect_only)
+		return;
+	fprintf(r->o->json, "%s\n    {\"event\": ", r->json_first ? "" : ",");
+	r->json_first = false;
+	json_str(r->o->json, kind);
+	fputs(", \"path\": ", r->o->json);
+	json_str(r->o->json, path);
+	if (has) {
+		fputs(", \"has\": ", r->o->json);
+		json_str(r->o->json, has);
+	}
+	if (wants) {
+		fputs(", \"wants\": ", r->o->json);
+		json_str(r->o->json, wants);
+	}
+	if (spec) {
+		fprintf(r->o->json, ", \"spec\": ");
+		json_str(r->o->json, spec->file);
+		fprintf(r->o->json, ", \"line\": %u", spec->line);
+	}
+	if (extra) {
+		fputs(", \"detail\": ", r->o->json);
+		json_str(r->o->json, extra);
+	}
+	fputc('}', r->o->json);
+}
+
+const char *spec_where(const struct fc_spec *s, char *buf, size_t n)
+{
+	if (!s)
+		return "(no spec)";
+	snprintf(buf, n, "%s:%u", s->file, s->line);
+	return buf;
+}
+
