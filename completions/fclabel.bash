@@ -10,28 +10,30 @@ _fclabel_commands="label check relabel diff lookup explain"
 
 _fclabel_opts_label="-S --file-contexts -a --mount-point -n --dry-run -e --exclude -v --verbose
 	--json --strict --force --base-only -z --undo -o --output --no-sync --atomic --in-place --policy --cross-mounts
-	-h --help"
+	--seapp --packages --digests -h --help"
 _fclabel_args_label="-S --file-contexts -a --mount-point -e --exclude --json -z --undo
-	-o --output --policy"
+	-o --output --policy --seapp --packages"
 
 _fclabel_opts_check="-S --file-contexts -a --mount-point -e --exclude --json --base-only --policy
-	--cross-mounts -h --help"
-_fclabel_args_check="-S --file-contexts -a --mount-point -e --exclude --json --policy"
+	--cross-mounts -v --verbose --seapp --packages --digests -h --help"
+_fclabel_args_check="-S --file-contexts -a --mount-point -e --exclude --json --policy --seapp
+	--packages"
 
 _fclabel_opts_relabel="--from --to -a --mount-point -e --exclude -v --verbose --plan --verify
-	--json --force --base-only -z --undo -o --output --no-sync --atomic --in-place --policy --cross-mounts -h --help"
+	--json --force --base-only -z --undo -o --output --no-sync --atomic --in-place --policy --cross-mounts
+	--seapp --from-seapp --packages --digests -h --help"
 _fclabel_args_relabel="--from --to -a --mount-point -e --exclude --json -z --undo -o --output
-	--policy"
+	--policy --seapp --from-seapp --packages"
 
 _fclabel_opts_diff="--json --base-only -h --help"
 _fclabel_args_diff=""
 
 _fclabel_opts_lookup="-S --file-contexts --base-only -m --mode -v --verbose --batch -0 --null
-	--policy -h --help"
-_fclabel_args_lookup="-S --file-contexts -m --mode --policy"
+	--policy --seapp --packages -h --help"
+_fclabel_args_lookup="-S --file-contexts -m --mode --policy --seapp --packages"
 
-_fclabel_opts_explain="-S --file-contexts --base-only -m --mode -h --help"
-_fclabel_args_explain="-S --file-contexts -m --mode"
+_fclabel_opts_explain="-S --file-contexts --base-only -m --mode --seapp --packages -h --help"
+_fclabel_args_explain="-S --file-contexts -m --mode --seapp --packages"
 
 # _fclabel_files WORD LIST: file names for WORD; with LIST=1, WORD is a comma-separated list
 # and only its last element is completed.
@@ -80,7 +82,7 @@ _fclabel()
 		for w in $args; do
 			[[ $w == "$opt" ]] || continue
 			case $opt in
-			-S | --file-contexts | --to) _fclabel_files "$cur" 1 ;;
+			-S | --file-contexts | --to | --seapp | --from-seapp) _fclabel_files "$cur" 1 ;;
 			--from)
 				_fclabel_files "$cur" 1
 				[[ none == "$cur"* ]] && COMPREPLY+=(none)
@@ -88,7 +90,7 @@ _fclabel()
 			-m | --mode) COMPREPLY=($(compgen -W "f d l c b p s" -- "$cur")) ;;
 			# paths inside the image: nothing on this machine to complete
 			-a | --mount-point | -e | --exclude) ;;
-			*) _fclabel_files "$cur" 0 ;; # --json FILE, --policy, -z/--undo, -o/--output
+			*) _fclabel_files "$cur" 0 ;; # --json, --policy, -z/--undo, -o/--output, --packages
 			esac
 			[[ -n $eq ]] && COMPREPLY=("${COMPREPLY[@]/#/=}")
 			return 0
