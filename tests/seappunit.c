@@ -934,6 +934,8 @@ static void check_android14(const char *what, const seapp_set *s)
 	     "com.android.providers.media.module", "privapp_data_file:s0:c60,c256,c512,c768");
 }
 
+/* Our fixture carries rules of the kinds Android 14's file has: the same expectations hold (and hold
+ * for the real file, in test_real_sets, when ../shared is there). */
 static void test_android14_fixture(void)
 {
 	const char *f = path_in(fixtures, "plat_seapp_contexts");
