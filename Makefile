@@ -34,7 +34,7 @@ SA_SRCS  := $(wildcard seapp/*.c)
 SA_OBJS  := $(SA_SRCS:.c=.o)
 LB_SRCS  := $(wildcard labeler/*.c)
 LB_OBJS  := $(LB_SRCS:.c=.o)
-TEST_BINS := tests/oracle tests/fcbench tests/fcunit tests/seappunit
+TEST_BINS := tests/oracle tests/fcbench tests/fcunit tests/seappunit tests/fcdigest
 
 .PHONY: all deps check demo bench bench-image bench-relabel bench-tree clean
 all: fclabel
@@ -61,6 +61,9 @@ tests/oracle: tests/oracle.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(SEL_LIBS)
 
 tests/fcunit: tests/fcunit.c fcontexts/libfcontexts.a
+	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< fcontexts/libfcontexts.a $(FC_LIBS) -lpthread
+
+tests/fcdigest: tests/fcdigest.c fcontexts/libfcontexts.a
 	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< fcontexts/libfcontexts.a $(FC_LIBS) -lpthread
 
 tests/seappunit: tests/seappunit.c seapp/libseapp.a

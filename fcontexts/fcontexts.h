@@ -133,6 +133,30 @@ int fc_diff_reaches(const struct fc_diff *d, const char *dir);
  * spec that can match nothing. */
 const char *fc_spec_prefix(const fc_set *set, const struct fc_spec *spec, size_t *len);
 
+/* ---- the directory digest restorecon keeps (security.sehash) ---- */
+
+#define FC_DIGEST_LEN 20
+
+/*
+ * libselinux 3.4's selabel_hash_all_partial_matches(dir), the value `restorecon -D` and Android's
+ * restorecon store in security.sehash: SHA-1 over every spec, of any type, that matches dir or
+ * may match a path below it (PCRE2 partial matching), in lookup order (plain specs, then regex
+ * specs, each from the last line up), each as its regex and a NUL, its type as a host mode_t (0
+ * when untyped; 4 bytes on x86_64 as on 64-bit Android, but 32-bit Android hashes 2) and its
+ * context and a NUL. The list ends before the first such spec whose context is <<none>>. dir is
+ * cleaned and substituted as fc_lookup does. Returns 0 and fills out; ENOENT when the list is
+ * empty (libselinux: no digest, restorecon stores none); EINVAL when dir is NULL, empty or
+ * relative; ENOMEM; EIO when PCRE2 failed on a spec that the list reaches (libselinux then hashes
+ * the specs before it; store no digest). Thread-safe like fc_lookup: the first call on a set
+ * builds an index (milliseconds), and regexes get their JIT code as keys first reach them.
+ */
+int fc_digest(const fc_set *set, const char *dir, unsigned char out[FC_DIGEST_LEN]);
+
+/* The specs fc_digest(set, dir) hashes, in its order: calls fn for each; stops early when fn
+ * returns non-zero. Same returns as fc_digest, but 0 when the list is empty. */
+int fc_digest_explain(const fc_set *set, const char *dir,
+		      int (*fn)(const struct fc_spec *spec, void *arg), void *arg);
+
 #ifdef __cplusplus
 }
 #endif

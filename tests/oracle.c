@@ -1,6 +1,6 @@
 /* tests/oracle: the reference answers for the differential tests, from libselinux itself.
  *
- *   tests/oracle [-b] [-0] FC[,FC...]  < records
+ *   tests/oracle [-b] [-0] [-d] FC[,FC...]  < records
  *
  * Each record on stdin is "MODE PATH": MODE an octal number, PATH everything after the first
  * space. Records end with "\n", or with NUL under -0 (then a path may contain "\n").
@@ -9,6 +9,11 @@
  * "<<error>>" for any other failure and for a path that is empty or does not start with '/'
  * (those are not passed to libselinux). Exit status 1 if any record printed "<<error>>".
  *
+ * -d: digests instead of labels. PATH is a directory; MODE is read as above and then ignored
+ * (restorecon hashes with mode 0), so that one query file serves both modes. The line is the 40
+ * hex digits of selabel_hash_all_partial_matches(), the security.sehash value restorecon keeps,
+ * or "<<nodigest>>" when it returns false (no spec, or a <<none>> one first, matches).
+ *
  * One file: selabel_open(SELABEL_CTX_FILE) with SELABEL_OPT_PATH (so libselinux also reads
  * FC.homedirs and FC.local, and applies FC.subs and FC.subs_dist), plus SELABEL_OPT_BASEONLY
  * under -b. Never SELABEL_OPT_VALIDATE. Several comma-separated files: their concatenation
@@ -16,6 +21,7 @@
  * which is opened with SELABEL_OPT_BASEONLY.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +37,7 @@ static void die(const char *what)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: oracle [-b] [-0] FC[,FC...] < records\n");
+	fprintf(stderr, "usage: oracle [-b] [-0] [-d] FC[,FC...] < records\n");
 	exit(2);
 }
 
@@ -84,9 +90,39 @@ static char *concat_files(const char *list)
 	return name;
 }
 
+static void put_digest(struct selabel_handle *h, const char *dir)
+{
+	uint8_t d[20];
+
+	if (!selabel_hash_all_partial_matches(h, dir, d)) {
+		fputs("<<nodigest>>\n", stdout);
+		return;
+	}
+	for (int i = 0; i < 20; i++)
+		printf("%02x", d[i]);
+	putc('\n', stdout);
+}
+
+/* The label line of one record; 1 when it is "<<error>>". */
+static int put_label(struct selabel_handle *h, const char *path, int mode)
+{
+	char *ctx = NULL;
+	int none;
+
+	if (selabel_lookup_raw(h, &ctx, path, mode) == 0) {
+		fputs(ctx, stdout);
+		putc('\n', stdout);
+		freecon(ctx);
+		return 0;
+	}
+	none = errno == ENOENT;
+	fputs(none ? "<<none>>\n" : "<<error>>\n", stdout);
+	return !none;
+}
+
 int main(int argc, char **argv)
 {
-	int baseonly = 0, delim = '\n', opt, bad = 0;
+	int baseonly = 0, digests = 0, delim = '\n', opt, bad = 0;
 	const char *spec;
 	char *tmp = NULL, *line = NULL;
 	size_t cap = 0;
@@ -95,10 +131,11 @@ int main(int argc, char **argv)
 	struct selinux_opt opts[2];
 	static char outbuf[1 << 20];
 
-	while ((opt = getopt(argc, argv, "b0")) != -1) {
+	while ((opt = getopt(argc, argv, "b0d")) != -1) {
 		switch (opt) {
 		case 'b': baseonly = 1; break;
 		case '0': delim = '\0'; break;
+		case 'd': digests = 1; break;
 		default: usage();
 		}
 	}
@@ -126,7 +163,6 @@ int main(int argc, char **argv)
 	setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
 	while ((len = getdelim(&line, &cap, delim, stdin)) >= 0) {
 		char *sp, *path, *end;
-		char *ctx = NULL;
 		unsigned long mode;
 
 		if (len > 0 && line[len - 1] == delim)
@@ -149,16 +185,10 @@ int main(int argc, char **argv)
 			bad = 1;
 			continue;
 		}
-		if (selabel_lookup_raw(h, &ctx, path, (int)mode) == 0) {
-			fputs(ctx, stdout);
-			putc('\n', stdout);
-			freecon(ctx);
-		} else if (errno == ENOENT) {
-			fputs("<<none>>\n", stdout);
-		} else {
-			fputs("<<error>>\n", stdout);
+		if (digests)
+			put_digest(h, path);
+		else if (put_label(h, path, (int)mode))
 			bad = 1;
-		}
 	}
 	if (ferror(stdin))
 		die("stdin");

@@ -29,7 +29,7 @@ ASAN = os.path.join(OUTBASE, "asan")
 ASAN_SRC = os.path.join(ASAN, "src")
 TIMES = os.path.join(OUTBASE, "times.json")
 # the test programs the Makefile builds (TEST_BINS there): built sanitized too
-TEST_BINS = ["tests/oracle", "tests/fcbench", "tests/fcunit", "tests/seappunit"]
+TEST_BINS = ["tests/oracle", "tests/fcbench", "tests/fcunit", "tests/seappunit", "tests/fcdigest"]
 
 # Not run sanitized: they check something a sanitized build cannot stand for (valgrind's own
 # view of the plain binary, the symbols of the plain binary) or build sanitized code themselves.
@@ -42,6 +42,7 @@ DEFAULT_TIMES = {
     "t_diff_refpolicy": 32, "t_fcbin": 30, "t_diff_adversarial": 30, "t_tree": 30,
     "t_image_android": 18, "t_image_refpolicy": 18, "t_image_setfiles": 17,
     "t_diff_android": 17, "t_image_sparse": 16, "t_relabel_android": 16, "t_fuzz_regress": 12,
+    "t_digest": 30, "t_userdata": 15,
 }
 
 
