@@ -2,7 +2,8 @@
 # make            build fclabel
 # make check      install missing dependencies (as root), build, run every test
 # make demo       run the main job on the bundled example
-# make bench      lookup benchmark against libselinux
+# make bench      lookup benchmark against libselinux (bench-image, bench-relabel, bench-tree,
+#                 bench-data: see README)
 
 CC      ?= cc
 OPT     ?= -O2
@@ -36,7 +37,7 @@ LB_SRCS  := $(wildcard labeler/*.c)
 LB_OBJS  := $(LB_SRCS:.c=.o)
 TEST_BINS := tests/oracle tests/fcbench tests/fcunit tests/seappunit tests/fcdigest
 
-.PHONY: all deps check demo bench bench-image bench-relabel bench-tree clean
+.PHONY: all deps check demo bench bench-image bench-relabel bench-tree bench-data clean
 all: fclabel
 
 deps:
@@ -95,6 +96,10 @@ bench-relabel: deps
 bench-tree: deps
 	@$(MAKE) -s --no-print-directory fclabel
 	@sh tests/bench_tree.sh
+
+bench-data: deps
+	@$(MAKE) -s --no-print-directory fclabel
+	@sh tests/bench_data.sh
 
 include mk/fuzz.mk
 # make install / uninstall (PREFIX, DESTDIR, BINDIR, MANDIR, LIBDIR ...), make static

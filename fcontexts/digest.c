@@ -52,7 +52,6 @@ struct dprefix {
 /* One malloc'd block, kept in the set's bufs so that fc_free frees it. */
 struct fc_dindex {
 	uint32_t npre, nspecs, nwords;
-	size_t maxdst;           /* the longest substitution DST, for sizing key buffers */
 	struct dprefix *pre;     /* sorted by text (bytes, then length) */
 	uint32_t *ranks;         /* grouped by prefix, in pre[]'s order */
 	uint32_t *spec_of;       /* rank -> index in set->specs */
@@ -77,16 +76,6 @@ static int by_text(const void *a, const void *b, void *arg)
 	if (x->len != y->len)
 		return x->len < y->len ? -1 : 1;
 	return x->rank < y->rank ? -1 : x->rank > y->rank;
-}
-
-static size_t max_dst(const struct sublist *l)
-{
-	size_t m = 0;
-
-	for (size_t i = 0; i < l->n; i++)
-		if (l->v[i].dlen > m)
-			m = l->v[i].dlen;
-	return m;
 }
 
 /* libselinux's order: the plain tier, then the regex tier, each from the highest priority. */
@@ -179,7 +168,6 @@ static struct fc_dindex *build_index(struct fc_set *set)
 		goto out;
 	d->nspecs = (uint32_t)n;
 	d->nwords = (uint32_t)(n / 64 + 1); /* never 0: scratch_get grows to it */
-	d->maxdst = max_dst(&set->subs) + max_dst(&set->dist);
 	d->pre = (struct dprefix *)(d + 1);
 	d->ranks = (uint32_t *)(d->pre + n);
 	d->spec_of = d->ranks + n;
@@ -291,59 +279,6 @@ static struct dscratch *scratch_get(size_t keylen, size_t nwords)
 	return s;
 }
 
-/* ---- the key: lookup.c's make_key rules (static there), which t_digest.sh checks too ---- */
-
-/* Runs of '/' become one; then one trailing '/' goes, unless the key is "/". */
-static size_t clean_path(const char *path, size_t len, char *out)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < len; i++)
-		if (path[i] != '/' || !n || out[n - 1] != '/')
-			out[n++] = path[i];
-	if (n > 1 && out[n - 1] == '/')
-		n--;
-	out[n] = 0;
-	return n;
-}
-
-/* The last-listed SRC that prefixes key up to a '/' or the key's end becomes DST; a DST of "/"
- * also swallows the '/' after SRC. False when none applies. */
-static bool substitute(const struct sublist *l, const char *key, size_t len, char *out,
-		       size_t *outlen)
-{
-	for (size_t i = l->n; i-- > 0;) {
-		const struct subst *s = &l->v[i];
-		size_t skip = s->slen;
-
-		if (s->slen > len || memcmp(key, s->src, s->slen))
-			continue;
-		if (key[skip] && key[skip] != '/')
-			continue;
-		if (key[skip] == '/' && s->dlen == 1 && s->dst[0] == '/')
-			skip++;
-		memcpy(out, s->dst, s->dlen);
-		memcpy(out + s->dlen, key + skip, len - skip);
-		*outlen = s->dlen + len - skip;
-		out[*outlen] = 0;
-		return true;
-	}
-	return false;
-}
-
-/* Cleans dir into s->key[0], substitutes (local, then dist); returns the key buffer. */
-static const char *make_key(const struct fc_set *set, const char *dir, size_t len,
-			    struct dscratch *s, size_t *keylen)
-{
-	int cur = 0;
-
-	*keylen = clean_path(dir, len, s->key[0]);
-	if (substitute(&set->subs, s->key[cur], *keylen, s->key[!cur], keylen))
-		cur = !cur;
-	if (substitute(&set->dist, s->key[cur], *keylen, s->key[!cur], keylen))
-		cur = !cur;
-	return s->key[cur];
-}
 
 /* ---- which specs match ---- */
 
@@ -514,10 +449,10 @@ static int digest_walk(const fc_set *set, const char *dir, int (*fn)(const struc
 		return EINVAL;
 	d = get_index(set);
 	dlen = strlen(dir);
-	s = d ? scratch_get(dlen + d->maxdst + 2, d->nwords) : NULL;
+	s = d ? scratch_get(dlen + fc_key_room(set), d->nwords) : NULL;
 	if (!s)
 		return ENOMEM;
-	key = make_key(set, dir, dlen, s, &len);
+	key = fc_make_key(set, dir, dlen, s->key[0], s->key[1], &len);
 	memset(s->bits, 0, d->nwords * sizeof(uint64_t));
 	lo = lower_bound(d, key, len);
 	exact = lo < d->npre && cmp_prefix(d, lo, key, len) == 0;

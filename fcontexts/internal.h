@@ -130,6 +130,14 @@ int fc_parse_bin(struct fc_set *set, unsigned fileno_, const char *buf, size_t l
 /* load.c: one file, text or compiled */
 int fc_parse_file(struct fc_set *set, const char *path, bool optional, struct fc_error *err);
 
+/* lookup.c: the key a lookup and a digest use for path[0..len): runs of '/' made one, one
+ * trailing '/' dropped (not from "/"), then the substitutions, local then dist. a and b are
+ * scratch of len + fc_key_room(set) bytes each; returns the key (in a or b), its length in
+ * *keylen. */
+size_t fc_key_room(const struct fc_set *set);
+const char *fc_make_key(const struct fc_set *set, const char *path, size_t len, char *a, char *b,
+			size_t *keylen);
+
 /* scan.c */
 struct regex_shape {
 	bool meta;          /* libselinux 3.4's hasMetaChars */

@@ -99,40 +99,49 @@ static size_t max_dst(const struct sublist *l)
 	return m;
 }
 
-/* Runs of '/' become one, one trailing '/' goes, then substitutions: local, then dist. */
-static int make_key(const struct fc_set *set, const char *path, struct scratch **sp,
-		    const char **key, size_t *keylen)
+size_t fc_key_room(const struct fc_set *set)
 {
-	size_t len = strlen(path), n = 0;
-	struct scratch *s;
-	char *out;
+	return max_dst(&set->subs) + max_dst(&set->dist) + 2;
+}
 
-	if (!len)
-		return EINVAL;
-	s = scratch_get(len + max_dst(&set->subs) + max_dst(&set->dist) + 2);
-	if (!s)
-		return ENOMEM;
-	out = s->buf[0];
+const char *fc_make_key(const struct fc_set *set, const char *path, size_t len, char *a, char *b,
+			size_t *keylen)
+{
+	char *buf[2] = { a, b };
+	size_t n = 0;
 	/* Copy up to each '/', then skip the slashes that follow it. */
 	for (size_t i = 0; i < len;) {
 		const char *sl = memchr(path + i, '/', len - i);
 		size_t upto = sl ? (size_t)(sl - path) + 1 : len;
-		memcpy(out + n, path + i, upto - i);
+		memcpy(a + n, path + i, upto - i);
 		n += upto - i;
 		for (i = upto; i < len && path[i] == '/'; i++)
 			;
 	}
-	if (n > 1 && out[n - 1] == '/')
+	if (n > 1 && a[n - 1] == '/')
 		n--;
-	out[n] = 0;
+	a[n] = 0;
 	int cur = 0;
-	if (set->subs.n && apply_subs(&set->subs, s->buf[cur], n, s->buf[!cur], &n))
+	if (set->subs.n && apply_subs(&set->subs, buf[cur], n, buf[!cur], &n))
 		cur = !cur;
-	if (set->dist.n && apply_subs(&set->dist, s->buf[cur], n, s->buf[!cur], &n))
+	if (set->dist.n && apply_subs(&set->dist, buf[cur], n, buf[!cur], &n))
 		cur = !cur;
-	*sp = s;
-	*key = s->buf[cur];
 	*keylen = n;
+	return buf[cur];
+}
+
+static int make_key(const struct fc_set *set, const char *path, struct scratch **sp,
+		    const char **key, size_t *keylen)
+{
+	size_t len = strlen(path);
+	struct scratch *s;
+
+	if (!len)
+		return EINVAL;
+	if (!(s = scratch_get(len + fc_key_room(set))))
+		return ENOMEM;
+	*key = fc_make_key(set, path, len, s->buf[0], s->buf[1], keylen);
+	*sp = s;
 	return 0;
 }
 

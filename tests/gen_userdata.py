@@ -11,6 +11,9 @@
       directory) and queries ("MODE /data/PATH" for `fclabel lookup --batch`, manifest order).
       --unknown adds package directories packages.list does not know; --failed a package whose
       uid has no name (Android's lookup fails: left as it is).
+  gen_userdata.py bench ROOT NFILES NPACKAGES
+      make bench-data's tree: NPACKAGES packages sharing about NFILES files, and system
+      directories; its system/packages.list.
   gen_userdata.py withheld EXPECT DIGESTS OUT
       digests.tsv with the directories at or above a path left as it is marked "withheld".
   gen_userdata.py compose EXPECT FC_ANSWERS OUT
@@ -262,6 +265,48 @@ def cmd_compose(expect, answers, out):
             f.write("%s\t%s\n" % (path, label))
 
 
+def cmd_bench(root, nfiles, npkgs):
+    """make bench-data's tree: npkgs packages of the kinds above (most of them untrusted) sharing
+    nfiles files, a tenth of them with user 10's data too, and system directories; returns
+    nothing, writes ROOT/system/packages.list."""
+    kinds = APP_KINDS
+    per_pkg = max(8, nfiles * 9 // 10 // npkgs)
+    lines = []
+    made = 0
+    for i in range(npkgs):
+        kind, seinfo = kinds[i % len(kinds)][:2]
+        name = "com.bench.%s.app%04d" % (kind, i)
+        uid = 10000 + 200 + i
+        lines.append("%s %d 0 /data/user/0/%s %s 3003 0 1 1 @system" % (name, uid, name, seinfo))
+        users = [0, 10] if i % 10 == 0 else [0]
+        for user in users:
+            ce = "%s/data/%s" % (root, name) if user == 0 else "%s/user/%d/%s" % (root, user, name)
+            de = "%s/user_de/%d/%s" % (root, user, name)
+            for d in ("files/a/b", "files/c", "cache", "code_cache", "databases", "shared_prefs"):
+                os.makedirs(os.path.join(ce, d), exist_ok=True)
+            os.makedirs(os.path.join(de, "databases"), exist_ok=True)
+            n = per_pkg if user == 0 else per_pkg // 4
+            subs = ("files/a/b", "files/c", "cache", "databases", "shared_prefs", "files")
+            for j in range(n):
+                open(os.path.join(ce, subs[j % len(subs)], "f%05d" % j), "w").close()
+            for j in range(4):
+                open(os.path.join(de, "databases", "d%d" % j), "w").close()
+            made += n + 4 + 9
+    # system directories: the rest
+    j = 0
+    while made < nfiles:
+        d = "%s/%s/g%03d" % (root, ("misc/apexdata/x", "system/users/0", "app/~~b%02d==" % (j % 50),
+                                       "media/0/Pictures", "local/tmp")[j % 5], j // 5)
+        os.makedirs(d, exist_ok=True)
+        for k in range(100):
+            open(os.path.join(d, "s%03d" % k), "w").close()
+        made += 101
+        j += 1
+    os.makedirs(root + "/system", exist_ok=True)
+    with open(root + "/system/packages.list", "w") as f:
+        f.write("".join(l + "\n" for l in lines))
+
+
 def cmd_withheld(expect, digests, out):
     """digests.tsv with "withheld" for each digested directory at or above a path left as it
     is (a digest promises that every label below is right)."""
@@ -282,6 +327,8 @@ def main():
         cmd_tree(a[1], a[2], "--unknown" in a, "--failed" in a)
     elif a and a[0] == "compose" and len(a) == 4:
         cmd_compose(a[1], a[2], a[3])
+    elif a and a[0] == "bench" and len(a) == 4:
+        cmd_bench(a[1], int(a[2]), int(a[3]))
     elif a and a[0] == "withheld" and len(a) == 4:
         cmd_withheld(a[1], a[2], a[3])
     else:

@@ -1,0 +1,98 @@
+#!/bin/sh
+# make bench-data: an Android userdata image of about 200,000 files in 500 packages (most of them
+# untrusted apps at twelve target SDKs, the others platform, privileged and media apps; a tenth
+# with a second user's data) plus system directories (tests/gen_userdata.py bench). In one run,
+# best of BENCH_RUNS (3) each, on fresh copies:
+#  - fclabel label -S FC                        (file_contexts alone: the peer)
+#  - fclabel label -S FC --seapp SEAPP --digests (target: at most 1.3x the plain label)
+#  - peak memory of each                        (target: under 64 MiB)
+#  - fclabel relabel --from FC --to FC --from-seapp SEAPP --seapp SEAPP2 --digests, SEAPP2 being
+#    SEAPP with the privileged apps' line given levelFrom=all (it reaches one kind of app, about
+#    6% of the packages), against a full label with SEAPP2 (target: under 10%), and whether the
+#    two give the same image.
+# Android 14's private+vendor file_contexts and seapp_contexts from ../shared when there, else the
+# fixtures.
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+out=$top/tests/out/bench-data
+mkdir -p "$out"
+shared=${SHARED:-$top/../shared/data}
+nf=${BENCH_FILES:-200000}
+np=${BENCH_PACKAGES:-500}
+a14=$shared/android/android-14.0.0_r50
+if [ -f "$a14/private_seapp_contexts" ]; then
+	fc=$a14/private_file_contexts,$a14/vendor_file_contexts
+	seapp=$a14/private_seapp_contexts
+else
+	fc=$top/fixtures/userdata/file_contexts
+	seapp=$top/fixtures/seapp/plat_seapp_contexts
+fi
+img=$out/base.img
+if [ ! -f "$img" ] || [ "$(cat "$out/base.n" 2>/dev/null)" != "$nf $np" ]; then
+	echo "bench-data: building a userdata tree of $nf files in $np packages..."
+	rm -rf "$out/tree" "$img"
+	python3 tests/gen_userdata.py bench "$out/tree" "$nf" "$np" || exit 1
+	count=$(find "$out/tree" | wc -l)
+	mke2fs -q -t ext4 -I 256 -N $((count + 1000)) -d "$out/tree" "$img" 2G >/dev/null 2>&1 ||
+		{ echo "bench-data: mke2fs failed"; exit 1; }
+	rm -rf "$out/tree"
+	echo "$nf $np" >"$out/base.n"
+fi
+used=$(dumpe2fs -h "$img" 2>/dev/null | awk -F: '/^Inode count/ {c=$2} /^Free inodes/ {f=$2} END {print c - f}')
+echo "bench-data: $img, $used inodes in use, $np packages"
+echo "  file_contexts $fc"
+echo "  seapp_contexts $seapp"
+sed 's/^\(user=_app isPrivApp=true domain=priv_app type=privapp_data_file levelFrom=\)user/\1all/' \
+	"$seapp" >"$out/seapp2"
+cmp -s "$seapp" "$out/seapp2" && { echo "bench-data: the privileged apps' line is not in $seapp"; exit 1; }
+
+# measure CMD...: "EXIT SECONDS MAXRSS_KB"
+measure() {
+	/usr/bin/time -f '%e %M' -o "$out/time" "$@" >"$out/cmd.out" 2>"$out/cmd.err"
+	echo "$? $(tail -n 1 "$out/time")"
+}
+# best NAME PREPARE-IMAGE CMD...: best of BENCH_RUNS runs on a fresh copy of PREPARE-IMAGE
+best() {
+	_name=$1 _from=$2
+	shift 2
+	: >"$out/$_name.t"
+	_r=0
+	while [ $_r -lt "${BENCH_RUNS:-3}" ]; do
+		cp --sparse=always "$_from" "$out/work.img"
+		sync
+		measure "$@" >>"$out/$_name.t"
+		cp "$out/cmd.out" "$out/$_name.out"
+		_r=$((_r + 1))
+	done
+	sort -k2 -n "$out/$_name.t" | head -n 1
+}
+w=$out/work.img
+set -- $(best plain "$img" ./fclabel label "$w" -a /data -S "$fc")
+p_rc=$1 p_s=$2 p_kb=$3
+set -- $(best seapp "$img" ./fclabel label "$w" -a /data -S "$fc" --seapp "$seapp" --digests)
+s_rc=$1 s_s=$2 s_kb=$3
+echo "label -S FC                     : $p_s s, peak $((p_kb / 1024)) MiB (exit $p_rc)"
+sed 's/^/    /' "$out/plain.out"
+echo "label -S FC --seapp --digests   : $s_s s, peak $((s_kb / 1024)) MiB (exit $s_rc)"
+sed 's/^/    /' "$out/seapp.out"
+echo "seapp+digests / plain           : $(awk -v a="$s_s" -v b="$p_s" 'BEGIN { printf "%.2fx (target <= 1.3x)", a / b }')"
+echo "peak memory                     : $((s_kb > p_kb ? s_kb / 1024 : p_kb / 1024)) MiB (target < 64 MiB)"
+
+# the relabel: from an image labeled with SEAPP (and its digests)
+cp --sparse=always "$img" "$out/labeled.img"
+./fclabel label "$out/labeled.img" -a /data -S "$fc" --seapp "$seapp" --digests >/dev/null 2>&1
+set -- $(best full "$out/labeled.img" ./fclabel label "$w" -a /data -S "$fc" --seapp "$out/seapp2" --digests)
+f_s=$2
+cp "$w" "$out/full.img"
+set -- $(best relabel "$out/labeled.img" ./fclabel relabel "$w" -a /data --from "$fc" --to "$fc" \
+	--from-seapp "$seapp" --seapp "$out/seapp2" --digests)
+r_rc=$1 r_s=$2 r_kb=$3
+echo "full label with the edited seapp : $f_s s"
+sed 's/^/    /' "$out/full.out"
+echo "relabel --from-seapp --seapp     : $r_s s, peak $((r_kb / 1024)) MiB (exit $r_rc)"
+sed 's/^/    /' "$out/relabel.out"
+cmp -s "$w" "$out/full.img" && same="the same image, byte for byte" ||
+	same=$(./fclabel check "$w" -a /data -S "$fc" --seapp "$out/seapp2" --digests >/dev/null 2>&1 &&
+		echo "the same labels and digests (check finds nothing)" || echo "DIFFERENT labels")
+echo "relabel / full                   : $(awk -v a="$r_s" -v b="$f_s" 'BEGIN { printf "%.3f (target < 0.10)", a / b }'); $same"
+rm -f "$w" "$out/full.img" "$out/labeled.img"
