@@ -9,7 +9,7 @@ CC=${CC:-cc}
 command -v "$CC" >/dev/null 2>&1 || skip "no C compiler ($CC)"
 pc() { pkg-config "$@" 2>/dev/null; }
 pcre_cflags=$(pc --cflags libpcre2-8)
-libs="$(pc --libs libpcre2-8 || echo -lpcre2-8) $(pc --libs ext2fs com_err || echo -lext2fs -lcom_err)"
+libs="$(pc --libs libpcre2-8 || echo -lpcre2-8) $(pc --libs nettle || echo -lnettle) $(pc --libs ext2fs com_err || echo -lext2fs -lcom_err)"
 pc --exists libsepol && libs="$libs $(pc --libs libsepol)" # labeler/policy.c, when it is linked in
 libs="$libs -lz -lpthread"
 
@@ -21,12 +21,12 @@ if ! "$CC" $san -o "$OUT/probe" "$OUT/probe.c" >/dev/null 2>&1 || ! "$OUT/probe"
 	echo "note: $CC has no ASan/UBSan here; replaying without sanitizers"
 	san=""
 fi
-cflags="-O1 -g -D_GNU_SOURCE -Ifcontexts -Iimgfmt -Ilabeler $pcre_cflags $san"
+cflags="-O1 -g -D_GNU_SOURCE -Ifcontexts -Iimgfmt -Iseapp -Ilabeler $pcre_cflags $san"
 
 # the library, apart from the normal objects
 mkdir -p "$OUT/obj"
 objs=""
-for src in fcontexts/*.c imgfmt/*.c labeler/*.c; do
+for src in fcontexts/*.c imgfmt/*.c seapp/*.c labeler/*.c; do
 	[ "$src" = labeler/fclabel.c ] && continue
 	o=$OUT/obj/$(echo "$src" | tr / _ | sed 's/\.c$/.o/')
 	# shellcheck disable=SC2086
@@ -47,7 +47,7 @@ tmo=""
 command -v timeout >/dev/null 2>&1 && tmo="timeout 900"
 
 harnesses=""
-for h in fuzz_parse fuzz_lookup_diff fuzz_image fuzz_sparse; do
+for h in fuzz_parse fuzz_lookup_diff fuzz_image fuzz_sparse fuzz_seapp; do
 	extra=""
 	if [ "$h" = fuzz_lookup_diff ]; then
 		if ! pc --exists libselinux; then

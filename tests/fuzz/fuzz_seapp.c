@@ -1,0 +1,147 @@
+/*
+ * fuzz_seapp: the seapp library (seapp.h): seapp_contexts and packages.list parsers, the TYPE
+ * lookup, app data paths, and the label made from an answer.
+ *
+ * Input: sections separated by ff fe (fuzzutil.c):
+ *   0 a platform seapp_contexts   1 a vendor one (absent: none)   2 packages.list
+ *   3 queries, one a line: "PATH" (an app data path), or "@UID SEINFO NAME" (a direct lookup)
+ *   4 a file_contexts context the answers are applied to
+ *
+ * Besides memory errors it aborts when the library contradicts itself:
+ *  - a failed load must say why, and name a line of a file that was given;
+ *  - a lookup that fails must say why; one that answers must answer the same twice;
+ *  - seapp_path_classify must give a package inside the path, ending at pkgdir_len;
+ *  - seapp_apply's label must keep the context's user and role, and carry the answer's type;
+ *  - every rule, in precedence order, must name its file, line and text.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "seapp.h"
+#include "fuzzutil.c"
+
+#define FZ_MAX_INPUT (64 * 1024)
+#define MAX_QUERIES 32
+
+static void fail(const char *what, const char *detail)
+{
+	fprintf(stderr, "fuzz_seapp: %s (%s)\n", what, detail ? detail : "");
+	abort();
+}
+
+static void check_answer(const struct seapp_answer *a, const char *ctx)
+{
+	char out[1024];
+	int rc = seapp_apply(ctx, a, out, sizeof(out));
+	if (rc || !a->found)
+		return;
+	/* user and role stay; the type is the answer's */
+	const char *c1 = strchr(ctx, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+	if (!c2 || strncmp(out, ctx, (size_t)(c2 - ctx + 1)))
+		fail("seapp_apply changed the user or role", out);
+	size_t tl = strlen(a->type);
+	if (strncmp(out + (c2 - ctx) + 1, a->type, tl) ||
+	    (out[(c2 - ctx) + 1 + tl] != ':' && out[(c2 - ctx) + 1 + tl]))
+		fail("seapp_apply's type is not the answer's", out);
+}
+
+static void query_path(const seapp_set *s, const pkg_list *l, const char *q, const char *ctx)
+{
+	struct seapp_path sp;
+	size_t len = strlen(q);
+	seapp_path_classify(q, len, &sp);
+	(void)seapp_init_walk(q, len, true);
+	(void)seapp_init_walk(q, len, false);
+	if (!sp.has_pkg)
+		return;
+	if (sp.pkg < q || sp.pkg + sp.pkg_len > q + len || sp.pkg + sp.pkg_len != q + sp.pkgdir_len ||
+	    !sp.pkg_len || sp.user > 1000)
+		fail("seapp_path_classify: the package is not where it says", q);
+	const struct pkg_entry *e = pkglist_find(l, sp.pkg, sp.pkg_len);
+	if (!e)
+		return;
+	struct seapp_answer a, b;
+	int rc = seapp_lookup_pkg(s, e, sp.user, &a);
+	if (rc && !a.why)
+		fail("a failed lookup says nothing", q);
+	if (!rc) {
+		if (seapp_lookup_pkg(s, e, sp.user, &b) || !seapp_answer_equal(&a, &b))
+			fail("two lookups disagree", q);
+		check_answer(&a, ctx);
+	}
+}
+
+static void query_direct(const seapp_set *s, char *q, const char *ctx)
+{
+	char *sp1 = strchr(q, ' '), *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
+	if (!sp2)
+		return;
+	*sp1 = *sp2 = 0;
+	uint32_t uid = (uint32_t)strtoul(q + 1, NULL, 10);
+	const char *seinfo = strcmp(sp1 + 1, "-") ? sp1 + 1 : NULL, *name = sp2 + 1;
+	struct seapp_answer a;
+	int rc = seapp_lookup_type(s, uid, seinfo, name, strlen(name), &a);
+	if (rc && !a.why)
+		fail("a failed lookup says nothing", name);
+	if (!rc)
+		check_answer(&a, ctx);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fz_section sec[5] = { 0 };
+	struct seapp_error err;
+	seapp_set *s = NULL;
+	pkg_list *l = NULL;
+
+	if (size > FZ_MAX_INPUT)
+		return 0;
+	size_t n = fz_split(data, size, sec, 5);
+	struct seapp_buf bufs[2] = {
+		{ "plat_seapp_contexts", (const char *)sec[0].p, sec[0].n },
+		{ "vendor_seapp_contexts", (const char *)sec[1].p, sec[1].n },
+	};
+	memset(&err, 0, sizeof(err));
+	if (seapp_parse(&s, bufs, n > 1 ? 2 : 1, &err)) {
+		if (!err.msg[0] || (strcmp(err.file, "plat_seapp_contexts") &&
+				    strcmp(err.file, "vendor_seapp_contexts")))
+			fail("a refused seapp_contexts names no file or reason", err.msg);
+		return 0;
+	}
+	memset(&err, 0, sizeof(err));
+	if (n > 2 && pkglist_parse(&l, "packages.list", (const char *)sec[2].p, sec[2].n, &err)) {
+		if (!err.msg[0] || !err.line)
+			fail("a refused packages.list names no line or reason", err.msg);
+		seapp_free(s);
+		return 0;
+	}
+	if (!l && pkglist_parse(&l, "packages.list", "", 0, &err))
+		fail("an empty packages.list is refused", err.msg);
+	char *block, *ctxblock = NULL, *q[MAX_QUERIES], *cv[1];
+	const char *ctx = "u:object_r:system_data_file:s0";
+	if (n > 4 && fz_lines(&sec[4], &ctxblock, cv, 1, 256) == 1)
+		ctx = cv[0];
+	size_t nq = n > 3 ? fz_lines(&sec[3], &block, q, MAX_QUERIES, 4096) : 0;
+	for (size_t i = 0; i < nq; i++) {
+		if (q[i][0] == '@')
+			query_direct(s, q[i], ctx);
+		else
+			query_path(s, l, q[i], ctx);
+	}
+	if (n > 3)
+		free(block);
+	free(ctxblock);
+	/* the rules in precedence order can be listed */
+	for (size_t i = 0; i < seapp_count(s); i++) {
+		struct seapp_where w;
+		seapp_rule_at(s, i, &w);
+		if (!w.file || !w.text || !w.line)
+			fail("a rule without its origin", NULL);
+	}
+	seapp_free(s);
+	pkglist_free(l);
+	return 0;
+}
