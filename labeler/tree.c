@@ -22,6 +22,8 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -491,10 +493,19 @@ bool dir_is_labeled(const char *dir)
 	return getxattr(dir, SELINUX_XATTR, b, 0) > 0;
 }
 
+/* A file system whose contents do not outlive a boot, where restorecon writes no digest. */
+static bool volatile_fs(const char *dir)
+{
+	struct statfs sf;
+	return !statfs(dir, &sf) && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC ||
+				     sf.f_type == SYSFS_MAGIC);
+}
+
 int label_dir(const char *dir, const fc_set *set, const struct label_opts *o,
 	      struct label_stats *st)
 {
-	struct tree t = { .root = dir, .o = o, .valcap = 256, .pathcap = 4096 };
+	struct label_opts own = *o;
+	struct tree t = { .root = dir, .o = &own, .valcap = 256, .pathcap = 4096 };
 	struct label_src src = { .name = dir, .arg = &t, .walk = tree_walk, .get = tree_get,
 				 .set = tree_set, .get_digest = tree_get_digest,
 				 .set_digest = tree_set_digest };
@@ -521,9 +532,15 @@ int label_dir(const char *dir, const fc_set *set, const struct label_opts *o,
 					      : strerror(errno));
 		goto out;
 	}
+	if (own.digests && volatile_fs(dir)) {
+		/* as restorecon: what is gone at the next boot needs no digest */
+		fprintf(stderr, "fclabel %s: note: %s is on a tmpfs, ramfs or sysfs: no digests "
+			"(restorecon keeps none there)\n", o->cmd, dir);
+		own.digests = false;
+	}
 	if (!statvfs(dir, &vfs) && vfs.f_files >= vfs.f_ffree)
 		src.total = vfs.f_files - vfs.f_ffree;
-	rc = label_source(&src, set, o, st);
+	rc = label_source(&src, set, &own, st);
 	if (t.mounts)
 		fprintf(stderr, "fclabel %s: %s: %lu mount point(s) not crossed (%s%s; "
 			"--cross-mounts enters them)\n", o->cmd, dir, t.mounts,

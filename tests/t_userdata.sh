@@ -287,6 +287,40 @@ else
 	say "F: Android 9 and 14 seapp_contexts not in $SHARED: release upgrade not run"
 fi
 
+# ---- H: a live tree: the same userdata, mounted, labeled as a directory -----------------------------
+H=$OUT/h
+mkdir -p "$H/m"
+cp --sparse=always "$A/unlabeled.img" "$H/img"
+if [ "$(id -u)" = 0 ] && mount -o loop "$H/img" "$H/m" 2>"$H/mount.err"; then
+	"$FCLABEL" label "$H/m" -a /data -S "$FC" --seapp "$SEAPP" --digests >"$H/label.out" 2>&1
+	rc=$?
+	"$FCLABEL" check "$H/m" -a /data -S "$FC" --seapp "$SEAPP" --digests >"$H/check.out" 2>&1
+	crc=$?
+	umount "$H/m"
+	expect_eq "H: label DIR --seapp --digests exit" "$rc" 0
+	expect_eq "H: check DIR --seapp --digests after it" "$crc" 0
+	rl_dump "$H/img" "$A/manifest" "$H/got.dump"
+	# lost+found: mke2fs's, the same in both
+	cmp -s "$H/got.dump" "$A/got.dump" && ok "H: the mounted tree gets the image's labels" ||
+		{ bad "H: the live tree's labels differ from the image's:"; rl_cmp "$H/got.dump" "$A/got.dump"; }
+	digests "$H/img" "$A/dirs" "$H/digests.got"
+	cmp -s "$H/digests.got" "$A/digests.want" && ok "H: ... and its digests" ||
+		{ bad "H: the live tree's digests differ:"; diff "$H/digests.got" "$A/digests.want" | head -n 6; }
+	# tmpfs: restorecon keeps no digest there
+	mkdir -p "$H/t"
+	if mount -t tmpfs tmpfs "$H/t" 2>/dev/null; then
+		cp -a "$A/tree/system" "$A/tree/user_de" "$H/t/"
+		"$FCLABEL" label "$H/t" -a /data -S "$FC" --seapp "$SEAPP" --digests >"$H/tmpfs.out" 2>&1
+		n=$(getfattr -R -d -m security.sehash "$H/t" 2>/dev/null | grep -c 'security.sehash=')
+		grep -q 'on a tmpfs, ramfs or sysfs: no digests' "$H/tmpfs.out" && [ "$n" = 0 ] &&
+			ok "H: on a tmpfs, no digests, and a note says why" ||
+			bad "H: tmpfs: $n digests, $(cat "$H/tmpfs.out")"
+		umount "$H/t"
+	fi
+else
+	say "H: cannot loop-mount an image here ($(head -n 1 "$H/mount.err" 2>/dev/null)): live tree not run"
+fi
+
 # ---- G: bad input: exit 2, the file and line named, nothing written -------------------------------
 G=$OUT/g
 mkdir -p "$G"
