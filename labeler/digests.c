@@ -75,7 +75,7 @@ static int stored(struct run *r, const struct label_file *f, const struct walk_e
 		snprintf(why, sizeof(why), "cannot read security.sehash (inode %u): %s", e->ino,
 			 error_message(rc));
 	}
-	warn(r, f->path, why);
+	rpt_warn(r, f->path, why);
 	r->st->errors++;
 	return -1;
 }
@@ -94,7 +94,7 @@ static int put(struct run *r, const struct label_file *f, const struct walk_entr
 		snprintf(why, sizeof(why), "cannot write security.sehash (inode %u): %s", e->ino,
 			 error_message(rc));
 	}
-	warn(r, f->path, why);
+	rpt_warn(r, f->path, why);
 	r->st->errors++;
 	return -1;
 }
@@ -114,7 +114,7 @@ static void settle(struct run *r, const struct label_file *f, const struct walk_
 	if (rc) {
 		char why[128];
 		snprintf(why, sizeof(why), "cannot compute its digest: %s", strerror(rc));
-		warn(r, f->path, why);
+		rpt_warn(r, f->path, why);
 		r->st->errors++;
 		return;
 	}
@@ -133,22 +133,22 @@ static void settle(struct run *r, const struct label_file *f, const struct walk_
 	const char *has = curlen ? hc : NULL;
 	if (o->mode == LM_CHECK) {
 		r->st->digests_written++;
-		clear_progress(r);
+		rpt_clear(r);
 		if (o->list)
 			fprintf(o->list, "%s\tdigest %s\twants %s\n", f->path, has ? "stale" : "missing",
 				hw);
-		event(r, has ? "digest-stale" : "digest-missing", f->path, has, hw, NULL, NULL);
+		rpt_event(r, has ? "digest-stale" : "digest-missing", f->path, has, hw, NULL, NULL);
 		return;
 	}
 	if (o->mode == LM_LABEL && put(r, f, e, want))
 		return;
 	r->st->digests_written++;
 	if (o->verbose) {
-		clear_progress(r);
+		rpt_clear(r);
 		printf("%s digest %s: %s -> %s\n", o->mode == LM_DRYRUN ? "would write" : "wrote",
 		       f->path, has ? has : "(none)", hw);
 	}
-	event(r, o->mode == LM_DRYRUN ? "digest-would-change" : "digest-changed", f->path, has, hw,
+	rpt_event(r, o->mode == LM_DRYRUN ? "digest-would-change" : "digest-changed", f->path, has, hw,
 	      NULL, NULL);
 }
 

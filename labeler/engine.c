@@ -162,7 +162,7 @@ static void mark_wrong(struct run *r)
 static const char *where(const struct want *w, char *buf, size_t n)
 {
 	if (!w->seapp)
-		return spec_where(w->spec, buf, n);
+		return rpt_spec_where(w->spec, buf, n);
 	snprintf(buf, n, "%s:%u, %s:%u", w->spec ? w->spec->file : "?", w->spec ? w->spec->line : 0,
 		 w->seapp->file, w->seapp->line);
 	return buf;
@@ -183,12 +183,12 @@ static bool first_name(struct run *r, const struct label_file *f, const struct w
 	if (l->used) {
 		if (strcmp(l->ctx, w->ctx)) {
 			r->st->conflicts++;
-			clear_progress(r);
+			rpt_clear(r);
 			fprintf(stderr, "fclabel %s: hard link conflict: inode %llu is %s (%s, %s) and %s "
 				"(%s, %s); keeping the first\n", r->o->cmd, (unsigned long long)f->ino,
-				l->path, l->ctx, spec_where(l->spec, w1, sizeof(w1)), f->path, w->ctx,
+				l->path, l->ctx, rpt_spec_where(l->spec, w1, sizeof(w1)), f->path, w->ctx,
 				where(w, w2, sizeof(w2)));
-			event(r, "conflict", f->path, l->ctx, w->ctx, w->spec, l->path);
+			rpt_event(r, "conflict", f->path, l->ctx, w->ctx, w->spec, l->path);
 		}
 		r->st->unchanged++;
 		return false;
@@ -217,7 +217,7 @@ static bool current_label(struct run *r, const struct label_file *f, const struc
 	if (xrc)
 		snprintf(why, sizeof(why), "cannot read its attributes (inode %u): %s; left as it is",
 			 e->ino, error_message(xrc));
-	warn(r, f->path, why);
+	rpt_warn(r, f->path, why);
 	r->st->errors++;
 	mark_wrong(r);
 	return false;
@@ -242,12 +242,12 @@ static bool write_label(struct run *r, const struct label_file *f, const struct 
 	snprintf(w1, sizeof(w1), "cannot write %s: %s; left as it is", w->ctx, why);
 	/* a full image: the first few are named, the total follows at the end */
 	if (src != LSET_NOSPACE || ++r->st->nospace <= 10)
-		warn(r, f->path, w1);
+		rpt_warn(r, f->path, w1);
 	else
 		r->st->warnings++;
 	r->st->errors++;
 	mark_wrong(r);
-	event(r, "error", f->path, cur, w->ctx, w->spec, why);
+	rpt_event(r, "error", f->path, cur, w->ctx, w->spec, why);
 	return false;
 }
 
@@ -288,7 +288,7 @@ static int enter(struct run *r, const struct label_file *f, const struct walk_en
 			r->st->dirs++;
 		}
 	}
-	progress(r);
+	rpt_progress(r);
 	return descend;
 }
 
@@ -302,7 +302,7 @@ static bool valid_type(struct run *r, const struct label_file *f)
 	}
 	snprintf(w, sizeof(w), "inode %llu has an invalid file type (mode 0%o); left as it is",
 		 (unsigned long long)f->ino, f->mode);
-	walk_warn(r, f->path, w);
+	rpt_walk_warn(r, f->path, w);
 	mark_wrong(r);
 	return false;
 }
@@ -312,10 +312,10 @@ static void left_alone(struct run *r, const struct label_file *f, const char *ki
 		       const char *why)
 {
 	if (r->o->verbose && !r->collect_only) {
-		clear_progress(r);
+		rpt_clear(r);
 		printf("left as it is: %s (%s)\n", f->path, why);
 	}
-	event(r, kind, f->path, NULL, NULL, NULL, why);
+	rpt_event(r, kind, f->path, NULL, NULL, NULL, why);
 }
 
 /* App data: w->ctx becomes the label Android gives it, or NULL when a device leaves the file
@@ -331,7 +331,7 @@ static int app_label(struct run *r, const struct label_file *f, const struct fc_
 		return -1;
 	if (rc) {
 		snprintf(why, sizeof(why), "cannot make its app data label: %s", strerror(rc));
-		warn(r, f->path, why);
+		rpt_warn(r, f->path, why);
 		r->st->errors++;
 		mark_wrong(r);
 		w->ctx = NULL;
@@ -379,7 +379,7 @@ static int wanted(struct run *r, const struct label_file *f, struct want *w, int
 	int rc = fc_lookup(r->set, f->path, f->mode, &res);
 	if (rc) {
 		snprintf(why, sizeof(why), "lookup failed: %s", strerror(rc));
-		warn(r, f->path, why);
+		rpt_warn(r, f->path, why);
 		r->st->errors++;
 		mark_wrong(r);
 		return 0;
@@ -432,15 +432,15 @@ static int label_one(struct run *r, const struct label_file *f, const struct wal
 	}
 	if (o->mode == LM_CHECK) {
 		st->changed++;
-		clear_progress(r);
+		rpt_clear(r);
 		if (o->list)
 			fprintf(o->list, "%s\thas %s\twants %s\t%s\n", f->path, cur ? cur : "(none)",
 				w.ctx, where(&w, w1, sizeof(w1)));
-		event(r, "differs", f->path, cur, w.ctx, w.spec, NULL);
+		rpt_event(r, "differs", f->path, cur, w.ctx, w.spec, NULL);
 		return 0;
 	}
 	if (o->mode == LM_LABEL && e && !refs_trusted(r, e, w1, sizeof(w1))) {
-		walk_warn(r, f->path, w1);
+		rpt_walk_warn(r, f->path, w1);
 		mark_wrong(r);
 		return 0;
 	}
@@ -448,11 +448,11 @@ static int label_one(struct run *r, const struct label_file *f, const struct wal
 		return 0;
 	st->changed++;
 	if (o->verbose) {
-		clear_progress(r);
+		rpt_clear(r);
 		printf("%s %s: %s -> %s (%s)\n", o->mode == LM_DRYRUN ? "would relabel" : "relabeled",
 		       f->path, cur ? cur : "(none)", w.ctx, where(&w, w1, sizeof(w1)));
 	}
-	event(r, o->mode == LM_DRYRUN ? "would-change" : "changed", f->path, cur, w.ctx, w.spec,
+	rpt_event(r, o->mode == LM_DRYRUN ? "would-change" : "changed", f->path, cur, w.ctx, w.spec,
 	      w.seapp ? w.seapp->file : NULL);
 	return 0;
 }
@@ -527,14 +527,14 @@ int label_visit(struct label_run *run, const struct label_file *f)
 
 void label_walk_warn(struct label_run *run, const char *path, const char *msg)
 {
-	walk_warn(run, path, msg);
+	rpt_walk_warn(run, path, msg);
 }
 
 static errcode_t walk_any(struct run *r, struct walk_stats *ws)
 {
 	if (r->src)
 		return r->src->walk(r->src->arg, (struct label_run *)r);
-	return walk_image(r->img->fs, r->o->mountpoint, visit, leave, r, ws, walk_warn);
+	return walk_image(r->img->fs, r->o->mountpoint, visit, leave, r, ws, rpt_walk_warn);
 }
 
 static void free_links(struct run *r)
@@ -558,7 +558,7 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 	errcode_t rc;
 
 	memset(st, 0, sizeof(*st));
-	r.start = now();
+	r.start = rpt_now();
 	r.tty = o->progress && isatty(STDERR_FILENO);
 	r.total = src ? src->total
 		      : img->fs->super->s_inodes_count - img->fs->super->s_free_inodes_count;
@@ -572,7 +572,7 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 		/* first pass: conflicts are an error before anything is written */
 		r.collect_only = true;
 		rc = walk_any(&r, &ws);
-		clear_progress(&r);
+		rpt_clear(&r);
 		unsigned long conflicts = st->conflicts;
 		free_links(&r);
 		if (rc || conflicts) {
@@ -588,10 +588,10 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 		}
 		memset(st, 0, sizeof(*st));
 		r.collect_only = false;
-		r.start = now();
+		r.start = rpt_now();
 	}
 	rc = walk_any(&r, &ws);
-	clear_progress(&r);
+	rpt_clear(&r);
 	if (!rc && r.need_full) {
 		struct label_opts full = *o;
 		struct label_stats first = *st;
@@ -603,7 +603,7 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 		r.o = &full;
 		r.need_full = false;
 		rc = walk_any(&r, &ws);
-		clear_progress(&r);
+		rpt_clear(&r);
 		st->changed += first.changed;
 		st->unchanged -= st->unchanged >= first.changed ? first.changed : 0;
 		st->dirs_skipped = 0;
@@ -627,7 +627,7 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 	free(r.suspect);
 	free(r.ds);
 	free_links(&r);
-	st->seconds = now() - r.start;
+	st->seconds = rpt_now() - r.start;
 	if (rc) {
 		fprintf(stderr, "fclabel %s: %s: the walk stopped: %s\n", o->cmd, name,
 			error_message(rc));
@@ -635,7 +635,7 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 	}
 	if (o->json) {
 		fprintf(o->json, "\n  ],\n  \"%s\": ", img ? "image" : "tree");
-		json_str(o->json, name);
+		rpt_json_str(o->json, name);
 		fprintf(o->json, ",\n  \"mode\": \"%s\",\n  \"scanned\": %lu, \"changed\": %lu, "
 			"\"unchanged\": %lu, \"no_label\": %lu, \"conflicts\": %lu, \"errors\": %lu, "
 			"\"warnings\": %lu, \"ea_blocks_allocated\": %lu, \"ea_block_shares\": %lu, "

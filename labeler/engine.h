@@ -47,19 +47,19 @@ struct dstate {
 };
 
 /* report.c */
-double now(void);
+double rpt_now(void);
 /* A JSON string; file names are bytes: valid UTF-8 passes, any other byte 0xXX becomes the
  * lone surrogate \udcXX (Python's "surrogateescape" reads it back as that byte). */
-void json_str(FILE *f, const char *s);
-void clear_progress(struct run *r);
-void progress(struct run *r);
-void warn(void *arg, const char *path, const char *msg);
+void rpt_json_str(FILE *f, const char *s);
+void rpt_clear(struct run *r);
+void rpt_progress(struct run *r);
+void rpt_warn(void *arg, const char *path, const char *msg);
 /* A damaged entry the walk reports (and leaves alone): a warning, and an error. */
-void walk_warn(void *arg, const char *path, const char *msg);
+void rpt_walk_warn(void *arg, const char *path, const char *msg);
 /* A JSON event: kind, path, and what else is given. */
-void event(struct run *r, const char *kind, const char *path, const char *has, const char *wants,
+void rpt_event(struct run *r, const char *kind, const char *path, const char *has, const char *wants,
 	   const struct fc_spec *spec, const char *extra);
-const char *spec_where(const struct fc_spec *s, char *buf, size_t n);
+const char *rpt_spec_where(const struct fc_spec *s, char *buf, size_t n);
 
 /* digests.c */
 /* Something at the current entry is not right: the directory it is in (and, as the walk leaves

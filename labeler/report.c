@@ -7,7 +7,7 @@
 
 #include "engine.h"
 
-double now(void)
+double rpt_now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -26,7 +26,7 @@ static int utf8_len(const unsigned char *s)
 
 /* A JSON string; file names are bytes: valid UTF-8 passes, any other byte 0xXX becomes the
  * lone surrogate \udcXX (Python's "surrogateescape" reads it back as that byte). */
-void json_str(FILE *f, const char *s)
+void rpt_json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p;) {
@@ -46,7 +46,7 @@ void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-void clear_progress(struct run *r)
+void rpt_clear(struct run *r)
 {
 	if (r->progress_shown) {
 		fputs("\r\033[K", stderr);
@@ -54,11 +54,11 @@ void clear_progress(struct run *r)
 	}
 }
 
-void progress(struct run *r)
+void rpt_progress(struct run *r)
 {
 	if (!r->tty || (r->st->scanned & 255))
 		return;
-	double t = now();
+	double t = rpt_now();
 	if (t < r->next_progress)
 		return;
 	r->next_progress = t + 0.25;
@@ -75,57 +75,57 @@ void progress(struct run *r)
 	r->progress_shown = true;
 }
 
-void warn(void *arg, const char *path, const char *msg)
+void rpt_warn(void *arg, const char *path, const char *msg)
 {
 	struct run *r = arg;
-	clear_progress(r);
+	rpt_clear(r);
 	fprintf(stderr, "fclabel %s: warning: %s: %s\n", r->o->cmd, path, msg);
 	r->st->warnings++;
 }
 
 /* A damaged entry the walk reports (and leaves alone): a warning, and an error for the exit
  * status, since the image needs e2fsck and some of its files may not have the label they want. */
-void walk_warn(void *arg, const char *path, const char *msg)
+void rpt_walk_warn(void *arg, const char *path, const char *msg)
 {
 	struct run *r = arg;
-	warn(arg, path, msg);
+	rpt_warn(arg, path, msg);
 	r->st->errors++;
 	if (r->o->digests)
 		dig_wrong(r); /* what lies there is not known to be right */
-	event(r, "error", path, NULL, NULL, NULL, msg);
+	rpt_event(r, "error", path, NULL, NULL, NULL, msg);
 }
 
-void event(struct run *r, const char *kind, const char *path, const char *has,
+void rpt_event(struct run *r, const char *kind, const char *path, const char *has,
 	   const char *wants, const struct fc_spec *spec, const char *extra)
 {
 	if (!r->o->json || r->collect_only)
 		return;
 	fprintf(r->o->json, "%s\n    {\"event\": ", r->json_first ? "" : ",");
 	r->json_first = false;
-	json_str(r->o->json, kind);
+	rpt_json_str(r->o->json, kind);
 	fputs(", \"path\": ", r->o->json);
-	json_str(r->o->json, path);
+	rpt_json_str(r->o->json, path);
 	if (has) {
 		fputs(", \"has\": ", r->o->json);
-		json_str(r->o->json, has);
+		rpt_json_str(r->o->json, has);
 	}
 	if (wants) {
 		fputs(", \"wants\": ", r->o->json);
-		json_str(r->o->json, wants);
+		rpt_json_str(r->o->json, wants);
 	}
 	if (spec) {
 		fprintf(r->o->json, ", \"spec\": ");
-		json_str(r->o->json, spec->file);
+		rpt_json_str(r->o->json, spec->file);
 		fprintf(r->o->json, ", \"line\": %u", spec->line);
 	}
 	if (extra) {
 		fputs(", \"detail\": ", r->o->json);
-		json_str(r->o->json, extra);
+		rpt_json_str(r->o->json, extra);
 	}
 	fputc('}', r->o->json);
 }
 
-const char *spec_where(const struct fc_spec *s, char *buf, size_t n)
+const char *rpt_spec_where(const struct fc_spec *s, char *buf, size_t n)
 {
 	if (!s)
 		return "(no spec)";

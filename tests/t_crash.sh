@@ -121,12 +121,21 @@ for variant in 128 "128 --in-place" 256; do
 		trial "random kill $i after ${ms} ms" random_kill "$ms"
 		i=$((i + 1))
 	done
-	ok "$isz${how:+ $how}: $TRIALS SIGKILLs over ${span} ms runs ($killed while running): $n_clean clean, $n_refp1 ref+1 (corrected by the rerun), $n_alloc inside an allocation's writes"
+	# On a loaded machine (tests run side by side) the runs vary: when many kills came after
+	# the run was over, more (earlier, from further fixed seeds) until most have hit one.
+	extra=0
+	while [ "$killed" -lt $(((TRIALS + extra) / 2)) ] && [ "$extra" -lt $((TRIALS * 2)) ]; do
+		ms=$(awk -v i=$extra -v s="$span" 'BEGIN { srand(5000 + i); printf "%d", rand() * s * 0.6 }')
+		trial "extra random kill $extra after ${ms} ms" random_kill "$ms"
+		extra=$((extra + 1))
+	done
+	nk=$((TRIALS + extra))
+	ok "$isz${how:+ $how}: $nk SIGKILLs over ${span} ms runs ($killed while running): $n_clean clean, $n_refp1 ref+1 (corrected by the rerun), $n_alloc inside an allocation's writes"
 	expect_eq "$isz${how:+ $how}: random kills: nothing but the expected kinds" "$n_BAD" 0
-	[ "$killed" -ge $((TRIALS / 2)) ] && ok "$isz${how:+ $how}: most random kills hit a running labeler" ||
-		bad "$isz${how:+ $how}: only $killed of $TRIALS kills hit a running labeler"
-	[ -z "$how" ] && expect_eq "$isz: every random kill leaves a clean image" "$n_clean" "$TRIALS"
-	[ "$isz" = 128 ] && [ -z "$how" ] && whole "random kills" "$TRIALS"
+	[ "$killed" -ge $((nk / 2)) ] && ok "$isz${how:+ $how}: most random kills hit a running labeler" ||
+		bad "$isz${how:+ $how}: only $killed of $nk kills hit a running labeler"
+	[ -z "$how" ] && expect_eq "$isz: every random kill leaves a clean image" "$n_clean" "$nk"
+	[ "$isz" = 128 ] && [ -z "$how" ] && whole "random kills" "$nk"
 
 	# and deterministically after the N-th write: the first ones (the first allocations), then
 	# spread over the run
