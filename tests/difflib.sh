@@ -18,7 +18,7 @@ if [ -z "${OUT:-}" ]; then
 fi
 mkdir -p "$OUT" || exit 1
 export TOP FCLABEL SHARED FC_SEED OUT
-ORACLE=$TOP/tests/oracle
+: "${ORACLE:=$TOP/tests/oracle}"
 GEN="$TOP/tests/gen_fc.py"
 PY=python3
 # libselinux's temporary concatenations go here, not to /tmp

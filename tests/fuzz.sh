@@ -14,7 +14,7 @@ cd "$top" || exit 1
 secs=${FUZZ_SECONDS:-60}
 build=${FUZZ_BUILD:-tests/out/fuzz/build}
 out=${FUZZ_OUT:-tests/out/fuzz}
-all="fuzz_parse fuzz_lookup_diff fuzz_image fuzz_sparse"
+all="fuzz_parse fuzz_lookup_diff fuzz_image fuzz_sparse fuzz_seapp"
 
 # ---- dictionaries ----
 dict() {
@@ -57,6 +57,48 @@ sep="\xff\xfe"
 "\x01"
 "//"
 binmagic="\x8a\xff\x7c\xf9"
+EOF
+	;;
+	fuzz_seapp) cat <<'EOF'
+sep="\xff\xfe"
+"user=_app"
+"user=system"
+"user=_isolated"
+"user=_sdksandbox"
+"seinfo=platform"
+"name=com.x"
+"name=com.*"
+"domain=d"
+"type=app_data_file"
+"levelFrom=all"
+"levelFrom=user"
+"levelFrom=app"
+"levelFromUid=true"
+"level=s0:c1"
+"isPrivApp=true"
+"isEphemeralApp=true"
+"isSystemServer=true"
+"isV2App=true"
+"minTargetSdkVersion=34"
+"fromRunAs=true"
+"isIsolatedComputeApp=true"
+"isSdkSandboxNext=true"
+"isSdkSandboxAudit=true"
+"neverallow"
+":privapp"
+":targetSdkVersion="
+":complete"
+":partition=system"
+"default"
+" 10170 0 /data/user/0/x "
+" none"
+"/data/data/"
+"/data/user/10/"
+"/data/user_de/0/"
+"/mnt/expand/0123abcd-0000-1111-2222-33334444aaaa/user/0/"
+"/data/misc_ce/0/sdksandbox/"
+"@10170 "
+"u:object_r:t:s0"
 EOF
 	;;
 	fuzz_sparse) cat <<'EOF'

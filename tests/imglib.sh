@@ -93,17 +93,27 @@ mkimg() {
 	_img=$1 _tree=$2 _size=$3
 	shift 3
 	rm -f "$_img"
+	MKIMG_KEY=$(memo_key mkimg "$("$PY" "$TOP/tests/treekey.py" "$_tree")" "$_size" "$@")
+	memo_get "$MKIMG_KEY" "$_img" && return 0
 	if ! mke2fs -q -F "$@" -d "$_tree" "$_img" "$_size" >"$OUT/mke2fs.log" 2>&1; then
 		bad "mke2fs $* -d $_tree: $(tail -n 3 "$OUT/mke2fs.log" | tr '\n' '|')"
 		return 1
 	fi
+	memo_put "$MKIMG_KEY" "$_img"
 }
 
 sum() { sha256sum "$1" | cut -d ' ' -f 1; }
 
 verify() {
-	"$PY" "$IMGTOOL" verify ${VNAME:+--name "$VNAME"} "$@"
+	_vk=$(memo_key verify "$IMGTOOL" ${VNAME:+--name "$VNAME"} "$@")
+	if memo_get "$_vk" "$OUT/verify.out"; then
+		cat "$OUT/verify.out"
+		return 0
+	fi
+	"$PY" "$IMGTOOL" verify ${VNAME:+--name "$VNAME"} "$@" >"$OUT/verify.out"
 	_r=$?
+	cat "$OUT/verify.out"
+	[ "$_r" -eq 0 ] && memo_put "$_vk" "$OUT/verify.out"
 	fails=$((fails + _r))
 	return "$_r"
 }

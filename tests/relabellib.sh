@@ -28,8 +28,12 @@ rl_mkimg() {
 	_ino=$((_n + _n / 4 + 256))
 	_mb=$((_ino * 256 / 1048576 + _n * 2 / 1024 + 24))
 	rm -f "$3"
-	mke2fs -q -t ext4 -I 256 -N "$_ino" -d "$1" "$3" "${_mb}M" >"$3.mkfs" 2>&1 ||
-		{ cat "$3.mkfs"; say "FAIL: mke2fs -d $1 $3"; exit 1; }
+	_rk=$(memo_key rl_mkimg "$("$PY" "$TOP/tests/treekey.py" "$1")" "$_ino" "$_mb")
+	if ! memo_get "$_rk" "$3"; then
+		mke2fs -q -t ext4 -I 256 -N "$_ino" -d "$1" "$3" "${_mb}M" >"$3.mkfs" 2>&1 ||
+			{ cat "$3.mkfs"; say "FAIL: mke2fs -d $1 $3"; exit 1; }
+		memo_put "$_rk" "$3"
+	fi
 	grep -q "^d${tab}/lost+found\$" "$2" || printf 'd\t/lost+found\n' >>"$2"
 	"$PY" "$GEN" groups "$2" >"$2.groups"
 	awk -F'\t' '{ print "testi " $2; print "ea_get " $2 " security.selinux" }' "$2" >"$2.cmds"
@@ -41,6 +45,11 @@ rl_ndirs() { awk -F'\t' '$1 == "d"' "$1" | wc -l | tr -d ' '; }
 # rl_dump IMG MANIFEST OUT: every path's security.selinux as debugfs reads it: "PATH<TAB>LABEL",
 # "-" for no label, "?" for a path debugfs cannot find. Manifest order.
 rl_dump() {
+	_dk=$(memo_key rl_dump "$1" "$2.cmds")
+	memo_get "$_dk" "$3" && return 0
+	rl_dump_debugfs "$@" && memo_put "$_dk" "$3"
+}
+rl_dump_debugfs() {
 	debugfs -f "$2.cmds" "$1" 2>"$3.err" | awk -F'\t' '
 		FILENAME != "-" { order[++n] = $2; next }
 		/^debugfs: testi / { cur = substr($0, 16); cmd = "testi"; got[cur] = "?"; next }

@@ -37,7 +37,7 @@ expect_rc "label -S refpolicy -a /" 0
 echo "     $(cat label.out)"
 fsck_clean system.img "labeled"
 verify --name refpolicy --before before.img --after system.img --fc "$FC" --mp / \
-	--summary label.out --stderr label.err --shared fresh --oracle "$TOP/tests/oracle"
+	--summary label.out --stderr label.err --shared fresh --oracle "$ORACLE"
 s=$(sum system.img)
 run again "$FCLABEL" label system.img -S "$FC" -a /
 expect_match "a second run changes nothing" "$(cat again.out)" "*, changed 0, *"

@@ -54,7 +54,7 @@ for f in accepted empty comments; do
 	printf '0100644 /a\0000100644 /b\0000040755 /b\0000 /c\0000040755 /d\0000100644 /d\0000 /ex$\0000 /ex\0' >q
 	"$FCLABEL" lookup -S "$f" --batch -0 <q >ours 2>err
 	rc=$?
-	"$TOP/tests/oracle" -0 "$f" <q >theirs 2>/dev/null
+	"$ORACLE" -0 "$f" <q >theirs 2>/dev/null
 	expect_eq "$f: accepted" "$rc" 0
 	expect_eq "$f: same answers as libselinux" "$(cat ours)" "$(cat theirs)"
 done

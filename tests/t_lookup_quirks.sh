@@ -26,7 +26,7 @@ while IFS='|' read -r path mode want why; do
 	[ -n "$path" ] || continue
 	printf '%s %s\0' "$mode" "$path" >q
 	got=$("$FCLABEL" lookup -S fc --batch -0 <q)
-	ref=$("$TOP/tests/oracle" -0 fc <q)
+	ref=$("$ORACLE" -0 fc <q)
 	expect_eq "$why: $path ($mode) documented" "$got" "$want"
 	expect_eq "$why: $path ($mode) libselinux" "$got" "$ref"
 done <<'Q'
@@ -51,7 +51,7 @@ Q
 # '$' matches before a final newline: "/nl\n" is /nl
 printf '0 /nl\n\0' >q
 expect_eq "a final newline is matched by \$" "$("$FCLABEL" lookup -S fc --batch -0 <q)" "u:r:nl_t:s0"
-expect_eq "a final newline: libselinux" "$("$TOP/tests/oracle" -0 fc <q)" "u:r:nl_t:s0"
+expect_eq "a final newline: libselinux" "$("$ORACLE" -0 fc <q)" "u:r:nl_t:s0"
 
 # Regressions: quantifiers and numeric escapes are not literal text; any mode_t is accepted
 cat >fc2 <<'FC'
@@ -68,5 +68,5 @@ FC
 printf '0 /a/bb\0000 /a/x\0000 /b/1\0000 /a/ab\0000 /c/a\0000 /lib64/ax\0000 /a/br{ace}\0000300644 /a/bb\0' >q2
 expect_eq "regressions: {n,m}, \\x61, \\141, 0300644" "$("$FCLABEL" lookup -S fc2 --batch -0 <q2 | tr '\n' ' ')" \
 	"u:r:b2_t:s0 u:r:x_t:s0 u:r:d3_t:s0 u:r:hex_t:s0 u:r:oct_t:s0 u:r:plainhex_t:s0 u:r:brace_t:s0 u:r:b2_t:s0 "
-expect_eq "regressions: libselinux agrees" "$("$FCLABEL" lookup -S fc2 --batch -0 <q2)" "$("$TOP/tests/oracle" -0 fc2 <q2)"
+expect_eq "regressions: libselinux agrees" "$("$FCLABEL" lookup -S fc2 --batch -0 <q2)" "$("$ORACLE" -0 fc2 <q2)"
 finish

@@ -25,8 +25,7 @@ export PATH="$PATH:/usr/sbin:/sbin"
 GEN=$TOP/tests/gen_userdata.py
 FC=$TOP/fixtures/userdata/file_contexts
 SEAPP=$TOP/fixtures/seapp/plat_seapp_contexts
-[ -x "$TOP/tests/oracle" ] || make -s -C "$TOP" tests/oracle >/dev/null 2>&1 ||
-	skip "cannot build tests/oracle (libselinux)"
+need_oracle
 
 # digests IMG DIRLIST OUT: "PATH<TAB>HEX" (or "-") of each directory of DIRLIST as debugfs reads it
 digests() {
@@ -42,7 +41,7 @@ digests() {
 # where the generator says Android writes one ("yes"), "-" elsewhere ("no", "withheld")
 oracle_digests() {
 	awk -F'\t' '{ p = ($1 == "/") ? "/data" : "/data" $1; print "040755 " p }' "$1" >"$3.q"
-	"$TOP/tests/oracle" -d "$2" <"$3.q" >"$3.o" || { bad "oracle -d failed"; return; }
+	"$ORACLE" -d "$2" <"$3.q" >"$3.o" || { bad "oracle -d failed"; return; }
 	paste "$1" "$3.o" | awk -F'\t' '{ print $1 "\t" (($2 == "yes" && $3 != "<<nodigest>>") ? $3 : "-") }' >"$3"
 }
 
