@@ -172,6 +172,11 @@ void seapp_path_classify(const char *path, size_t len, struct seapp_path *out)
 	}
 	pkg = c.p;
 	eat_component(&c);
+	if (c.p == pkg) { /* an empty component ("//", not a clean path): no package */
+		out->user = 0;
+		out->sdk_sandbox = false;
+		return;
+	}
 	out->has_pkg = true;
 	out->pkg = pkg;
 	out->pkg_len = (size_t)(c.p - pkg);
