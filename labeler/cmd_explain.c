@@ -106,7 +106,7 @@ int cmd_explain(int argc, char **argv)
 			status = EXIT_DIFFERS;
 			continue;
 		}
-		printf("%s (mode 0%o):\n", argv[i], (unsigned)mode);
+		printf("%s (mode 0%o):\n", qname(argv[i]), (unsigned)mode);
 		int rc = fc_explain(set, argv[i], mode, show, &sh);
 		if (!rc)
 			rc = fc_lookup(set, argv[i], mode, &r);

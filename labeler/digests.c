@@ -135,7 +135,8 @@ static void settle(struct run *r, const struct label_file *f, const struct walk_
 		r->st->digests_written++;
 		rpt_clear(r);
 		if (o->list)
-			fprintf(o->list, "%s\tdigest %s\twants %s\n", f->path, has ? "stale" : "missing",
+			fprintf(o->list, "%s\tdigest %s\twants %s\n", qname(f->path),
+				has ? "stale" : "missing",
 				hw);
 		rpt_event(r, has ? "digest-stale" : "digest-missing", f->path, has, hw, NULL, NULL);
 		return;
@@ -146,7 +147,7 @@ static void settle(struct run *r, const struct label_file *f, const struct walk_
 	if (o->verbose) {
 		rpt_clear(r);
 		printf("%s digest %s: %s -> %s\n", o->mode == LM_DRYRUN ? "would write" : "wrote",
-		       f->path, has ? has : "(none)", hw);
+		       qname(f->path), has ? has : "(none)", hw);
 	}
 	rpt_event(r, o->mode == LM_DRYRUN ? "digest-would-change" : "digest-changed", f->path, has, hw,
 	      NULL, NULL);

@@ -186,7 +186,8 @@ static bool first_name(struct run *r, const struct label_file *f, const struct w
 			rpt_clear(r);
 			fprintf(stderr, "fclabel %s: hard link conflict: inode %llu is %s (%s, %s) and %s "
 				"(%s, %s); keeping the first\n", r->o->cmd, (unsigned long long)f->ino,
-				l->path, l->ctx, rpt_spec_where(l->spec, w1, sizeof(w1)), f->path, w->ctx,
+				qname(l->path), l->ctx, rpt_spec_where(l->spec, w1, sizeof(w1)),
+				qname(f->path), w->ctx,
 				where(w, w2, sizeof(w2)));
 			rpt_event(r, "conflict", f->path, l->ctx, w->ctx, w->spec, l->path);
 		}
@@ -313,7 +314,7 @@ static void left_alone(struct run *r, const struct label_file *f, const char *ki
 {
 	if (r->o->verbose && !r->collect_only) {
 		rpt_clear(r);
-		printf("left as it is: %s (%s)\n", f->path, why);
+		printf("left as it is: %s (%s)\n", qname(f->path), why);
 	}
 	rpt_event(r, kind, f->path, NULL, NULL, NULL, why);
 }
@@ -434,7 +435,7 @@ static int label_one(struct run *r, const struct label_file *f, const struct wal
 		st->changed++;
 		rpt_clear(r);
 		if (o->list)
-			fprintf(o->list, "%s\thas %s\twants %s\t%s\n", f->path, cur ? cur : "(none)",
+			fprintf(o->list, "%s\thas %s\twants %s\t%s\n", qname(f->path), cur ? cur : "(none)",
 				w.ctx, where(&w, w1, sizeof(w1)));
 		rpt_event(r, "differs", f->path, cur, w.ctx, w.spec, NULL);
 		return 0;
@@ -450,7 +451,7 @@ static int label_one(struct run *r, const struct label_file *f, const struct wal
 	if (o->verbose) {
 		rpt_clear(r);
 		printf("%s %s: %s -> %s (%s)\n", o->mode == LM_DRYRUN ? "would relabel" : "relabeled",
-		       f->path, cur ? cur : "(none)", w.ctx, where(&w, w1, sizeof(w1)));
+		       qname(f->path), cur ? cur : "(none)", w.ctx, where(&w, w1, sizeof(w1)));
 	}
 	rpt_event(r, o->mode == LM_DRYRUN ? "would-change" : "changed", f->path, cur, w.ctx, w.spec,
 	      w.seapp ? w.seapp->file : NULL);

@@ -352,7 +352,7 @@ static int image_packages(struct imgcmd *c)
 
 	if (strncmp(PACKAGES_LIST, mp, ml) || PACKAGES_LIST[ml] != '/') {
 		fprintf(stderr, "fclabel %s: %s is mounted at %s, which does not hold %s: give "
-			"--packages FILE\n", c->cmd, c->target, mp, PACKAGES_LIST);
+			"--packages FILE\n", c->cmd, qname(c->target), mp, PACKAGES_LIST);
 		return -1;
 	}
 	const char *rel = PACKAGES_LIST + ml;
@@ -380,7 +380,7 @@ static int image_packages(struct imgcmd *c)
 		errcode_t rc = img_read_file(&c->img, rel, &buf, &len, PACKAGES_MAX);
 		if (rc) {
 			fprintf(stderr, "fclabel %s: %s: cannot read %s in it (%s): give --packages "
-				"FILE\n", c->cmd, c->target, rel, error_message(rc));
+				"FILE\n", c->cmd, qname(c->target), rel, error_message(rc));
 			return -1;
 		}
 	}
@@ -450,7 +450,7 @@ static void print_summary(const struct imgcmd *c, const struct label_stats *st)
 {
 	FILE *sum = (c->json && !strcmp(c->json, "-")) || c->check ? stderr : stdout;
 	fprintf(sum, "fclabel %s: %s: scanned %lu, %s %lu, unchanged %lu, no label %lu, "
-		"conflicts %lu, errors %lu, warnings %lu, %.2f s\n", c->cmd, c->target, st->scanned,
+		"conflicts %lu, errors %lu, warnings %lu, %.2f s\n", c->cmd, qname(c->target), st->scanned,
 		c->check ? "differ" : c->o.mode == LM_DRYRUN ? "would change" : "changed",
 		st->changed, st->unchanged, st->nolabel, st->conflicts, st->errors, st->warnings,
 		st->seconds);

@@ -207,6 +207,13 @@ void label_walk_warn(struct label_run *run, const char *path, const char *msg);
 /* Whether -e leaves path out. */
 bool label_excluded(const struct label_opts *o, const char *path, size_t len);
 
+/* ---- report.c ---- */
+/* A file name for text output: as it is, or, when it holds a control character, a double quote,
+ * a backslash or bytes that are not UTF-8, in double quotes with C escapes (\n \t \" \\ \ooo), as
+ * git writes names with core.quotePath (valid UTF-8 stays as it is). The result stays valid
+ * until the fourth call after. */
+const char *qname(const char *s);
+
 /* ---- tree.c ---- */
 /* Labels (or checks) the live tree at dir with openat/fstatat, never following a symlink. */
 int label_dir(const char *dir, const fc_set *set, const struct label_opts *o,

@@ -79,7 +79,7 @@ void rpt_warn(void *arg, const char *path, const char *msg)
 {
 	struct run *r = arg;
 	rpt_clear(r);
-	fprintf(stderr, "fclabel %s: warning: %s: %s\n", r->o->cmd, path, msg);
+	fprintf(stderr, "fclabel %s: warning: %s: %s\n", r->o->cmd, qname(path), msg);
 	r->st->warnings++;
 }
 
@@ -133,3 +133,56 @@ const char *rpt_spec_where(const struct fc_spec *s, char *buf, size_t n)
 	return buf;
 }
 
+
+const char *qname(const char *s)
+{
+	static __thread char *buf[4];
+	static __thread size_t cap[4];
+	static __thread unsigned slot;
+	const unsigned char *p;
+	int n;
+
+	for (p = (const unsigned char *)s; *p; p += n) {
+		n = 1;
+		if (*p < 0x20 || *p == 0x7f || *p == '"' || *p == '\\')
+			break;
+		if (*p >= 0x80 && !(n = utf8_len(p)))
+			break;
+	}
+	if (!*p)
+		return s; /* nothing to quote */
+	size_t need = strlen(s) * 4 + 3;
+	unsigned k = slot++ % 4;
+	if (need > cap[k]) {
+		char *nb = realloc(buf[k], need);
+		if (!nb)
+			return s;
+		buf[k] = nb;
+		cap[k] = need;
+	}
+	char *o = buf[k];
+	*o++ = '"';
+	for (p = (const unsigned char *)s; *p;) {
+		static const char esc[] = "\a\b\t\n\v\f\r";
+		const char *e = *p ? strchr(esc, *p) : NULL;
+		if (e) {
+			*o++ = '\\';
+			*o++ = "abtnvfr"[e - esc];
+			p++;
+		} else if (*p == '"' || *p == '\\') {
+			*o++ = '\\';
+			*o++ = (char)*p++;
+		} else if (*p < 0x20 || *p == 0x7f || (*p >= 0x80 && !(n = utf8_len(p)))) {
+			o += sprintf(o, "\\%03o", *p++);
+		} else if (*p >= 0x80) {
+			memcpy(o, p, (size_t)n);
+			o += n;
+			p += n;
+		} else {
+			*o++ = (char)*p++;
+		}
+	}
+	*o++ = '"';
+	*o = 0;
+	return buf[k];
+}

@@ -254,7 +254,7 @@ static void other_fs(struct tree *t)
 	if (!t->mounts++)
 		t->first_mount = strdup(t->path);
 	if (t->o->verbose)
-		printf("not crossing into the file system mounted at %s\n", t->path);
+		printf("not crossing into the file system mounted at %s\n", qname(t->path));
 }
 
 static void free_frames(struct tree *t)
@@ -543,8 +543,8 @@ int label_dir(const char *dir, const fc_set *set, const struct label_opts *o,
 	rc = label_source(&src, set, &own, st);
 	if (t.mounts)
 		fprintf(stderr, "fclabel %s: %s: %lu mount point(s) not crossed (%s%s; "
-			"--cross-mounts enters them)\n", o->cmd, dir, t.mounts,
-			t.first_mount ? t.first_mount : "", t.mounts > 1 ? ", ..." : "");
+			"--cross-mounts enters them)\n", o->cmd, qname(dir), t.mounts,
+			t.first_mount ? qname(t.first_mount) : "", t.mounts > 1 ? ", ..." : "");
 out:
 	free(t.first_mount);
 	free(t.val);

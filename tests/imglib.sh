@@ -172,6 +172,7 @@ parsed here from the raw image (and cross-checked against debugfs on a sample).
       per entry, in walk order (LABEL without its NUL, "-" when absent)
 """
 import argparse
+import codecs
 import json
 import math
 import os
@@ -671,15 +672,18 @@ def verify(a):
                  "%d conflict(s)" % len(conflicts))
     if a.check_out is not None:
         text = open(a.check_out, "rb").read()
-        recs_re = re.compile(rb"(.*?)\thas (.*?)\twants (.*?)\t([^\t\n]+:\d+)\n", re.S)
-        got, pos, probs = [], 0, []
-        while pos < len(text):
-            m = recs_re.match(text, pos)
+        # one line a file: a name that needs it is quoted, with C escapes (git's core.quotePath)
+        recs_re = re.compile(rb"(.*?)\thas (.*?)\twants (.*?)\t([^\t\n]+:\d+)$")
+        got, probs = [], []
+        for line in text.split(b"\n")[:-1]:
+            m = recs_re.match(line)
             if not m:
-                probs.append("unparsable check output at %r" % text[pos:pos + 100])
+                probs.append("unparsable check output line %r" % line[:100])
                 break
-            got.append((m.group(1), m.group(2), m.group(3)))
-            pos = m.end()
+            p = m.group(1)
+            if p.startswith(b'"') and p.endswith(b'"'):
+                p = codecs.escape_decode(p[1:-1])[0]
+            got.append((p, m.group(2), m.group(3)))
         wantrecs = sorted((p, (fsd(h.rstrip(b"\0").split(b"\0")[0]) if h else "(none)").encode(),
                            w.encode()) for p, h, w in changed_paths)
         if sorted(got) != wantrecs:

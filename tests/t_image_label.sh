@@ -277,7 +277,7 @@ kind() {
 	run label1 "$FCLABEL" label "$img" "$@" -v --json "$OUT/label1.json"
 	expect_rc "$name: label" 0
 	echo "     $(grep 'fclabel label:' "$OUT/label1.out")"
-	expect_eq "$name: -v prints one 'relabeled' line per change" "$(grep -c '^relabeled /' "$OUT/label1.out")" \
+	expect_eq "$name: -v prints one 'relabeled' line per change" "$(grep -c '^relabeled [/"]' "$OUT/label1.out")" \
 		"$(sed -n 's/.*, changed \([0-9]*\),.*/\1/p' "$OUT/label1.out")"
 	if "$PY" -c "import json, sys; json.load(open(sys.argv[1]))" "$OUT/label1.json" 2>"$OUT/json.err"; then
 		ok "$name: --json is valid JSON"
