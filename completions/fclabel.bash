@@ -10,18 +10,18 @@ _fclabel_commands="label check relabel diff lookup explain"
 
 _fclabel_opts_label="-S --file-contexts -a --mount-point -n --dry-run -e --exclude -v --verbose
 	--json --strict --force --base-only -z --undo -o --output --no-sync --atomic --in-place --policy --cross-mounts
-	--seapp --packages --digests -h --help"
+	--seapp --packages --digests --lock -h --help"
 _fclabel_args_label="-S --file-contexts -a --mount-point -e --exclude --json -z --undo
 	-o --output --policy --seapp --packages"
 
 _fclabel_opts_check="-S --file-contexts -a --mount-point -e --exclude --json --base-only --policy
-	--cross-mounts -v --verbose --seapp --packages --digests -h --help"
+	--cross-mounts -v --verbose --seapp --packages --digests --lock -h --help"
 _fclabel_args_check="-S --file-contexts -a --mount-point -e --exclude --json --policy --seapp
 	--packages"
 
 _fclabel_opts_relabel="--from --to -a --mount-point -e --exclude -v --verbose --plan --verify
 	--json --force --base-only -z --undo -o --output --no-sync --atomic --in-place --policy --cross-mounts
-	--seapp --from-seapp --packages --digests -h --help"
+	--seapp --from-seapp --packages --digests --lock -h --help"
 _fclabel_args_relabel="--from --to -a --mount-point -e --exclude --json -z --undo -o --output
 	--policy --seapp --from-seapp --packages"
 
@@ -77,6 +77,15 @@ _fclabel()
 		opt=${COMP_WORDS[COMP_CWORD - 2]}
 	elif [[ $prev == -* ]]; then
 		opt=$prev
+	fi
+	# --lock takes its value only as --lock=VALUE
+	if [[ $opt == --lock && -n $eq ]]; then
+		COMPREPLY=($(compgen -W "yes no nonblock" -- "$cur"))
+		COMPREPLY=("${COMPREPLY[@]/#/=}")
+		return 0
+	elif [[ $prev == = && $opt == --lock ]]; then
+		COMPREPLY=($(compgen -W "yes no nonblock" -- "$cur"))
+		return 0
 	fi
 	if [[ -n $opt ]]; then
 		for w in $args; do

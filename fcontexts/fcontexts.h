@@ -82,15 +82,20 @@ struct fc_spec {
 struct fc_result {
 	enum fc_status status;
 	const char *context;       /* the context for FC_LABEL, else NULL */
-	const struct fc_spec *spec; /* the deciding spec, NULL for FC_NOMATCH */
+	const struct fc_spec *spec; /* the deciding spec, NULL for FC_NOMATCH; on EIO the spec whose
+				     * match PCRE2 gave up on */
+	int match_error;           /* on EIO: PCRE2's error code (fc_match_error says what it is) */
 };
 
 /*
  * Look up a path with the file's mode (only S_IFMT bits count; 0 lets typed specs match any
- * file). Returns 0 and fills res, EINVAL for an empty path, ENOMEM, or EIO when PCRE2 failed while
- * matching (libselinux 3.4 then answers no label too).
+ * file). Returns 0 and fills res, EINVAL for an empty path, ENOMEM, or EIO when PCRE2 gave up
+ * while matching (a match or depth limit: catastrophic backtracking), with the spec in res->spec
+ * and the reason in res->match_error (libselinux 3.4 answers no label then too).
  */
 int fc_lookup(const fc_set *set, const char *path, mode_t mode, struct fc_result *res);
+/* What a PCRE2 match error code means, in buf (n bytes): "match limit exceeded", ... */
+const char *fc_match_error(int code, char *buf, size_t n);
 
 /* The number of specs, and spec i in load order. */
 size_t fc_count(const fc_set *set);

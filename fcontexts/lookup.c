@@ -208,7 +208,7 @@ static int literal_best(const struct fc_set *set, const char *key, size_t len, u
 /* 3.4's filters and match for one spec, without any index: the reference the index must agree
  * with, used after a PCRE2 error and by fc_explain. */
 static int spec_matches(const struct spec *s, const char *key, size_t len, unsigned cls,
-			pcre2_match_data *md)
+			pcre2_match_data *md, int *code)
 {
 	if (s->dead || !fc_class_ok(s->tclass, cls))
 		return 0;
@@ -220,11 +220,15 @@ static int spec_matches(const struct spec *s, const char *key, size_t len, unsig
 	int rc = pcre2_match(s->re, (PCRE2_SPTR)key, len, 0, PCRE2_NO_JIT, md, NULL);
 	if (rc == PCRE2_ERROR_NOMATCH)
 		return 0;
+	if (rc < 0 && code)
+		*code = rc;
 	return rc < 0 ? -1 : 1;
 }
 
+/* On EIO, *failed (when given) is the spec PCRE2 gave up on and *code its error. */
 static int walk_all(const struct fc_set *set, const char *key, size_t len, unsigned cls,
-		    pcre2_match_data *md, int (*fn)(const struct fc_spec *, void *), void *arg)
+		    pcre2_match_data *md, int (*fn)(const struct fc_spec *, void *), void *arg,
+		    const struct fc_spec **failed, int *code)
 {
 	const struct tier *tiers[2] = { &set->plain, &set->regex };
 
@@ -232,9 +236,12 @@ static int walk_all(const struct fc_set *set, const char *key, size_t len, unsig
 		const struct tier *t = tiers[k];
 		for (unsigned p = t->nspecs; p-- > 0;) {
 			const struct spec *s = &set->specs[t->order[p]];
-			int m = spec_matches(s, key, len, cls, md);
-			if (m < 0)
+			int m = spec_matches(s, key, len, cls, md, code);
+			if (m < 0) {
+				if (failed)
+					*failed = &s->pub;
 				return EIO;
+			}
 			if (m && fn(&s->pub, arg))
 				return 0;
 		}
@@ -259,6 +266,7 @@ int fc_lookup(const fc_set *set, const char *path, mode_t mode, struct fc_result
 	res->status = FC_NOMATCH;
 	res->context = NULL;
 	res->spec = NULL;
+	res->match_error = 0;
 	if (!path)
 		return EINVAL;
 	if ((rc = make_key(set, path, &s, &key, &len)))
@@ -285,7 +293,8 @@ int fc_lookup(const fc_set *set, const char *path, mode_t mode, struct fc_result
 	goto done;
 slow:
 	res->spec = NULL;
-	if ((rc = walk_all(set, key, len, cls, s->md, first_match, &res->spec)))
+	if ((rc = walk_all(set, key, len, cls, s->md, first_match, &res->spec, &res->spec,
+			   &res->match_error)))
 		return rc;
 done:
 	if (res->spec) {
@@ -308,7 +317,7 @@ int fc_explain(const fc_set *set, const char *path, mode_t mode,
 		return EINVAL;
 	if ((rc = make_key(set, path, &s, &key, &len)))
 		return rc;
-	return walk_all(set, key, len, fc_mode_class(mode), s->md, fn, arg);
+	return walk_all(set, key, len, fc_mode_class(mode), s->md, fn, arg, NULL, NULL);
 }
 
 size_t fc_count(const fc_set *set)
@@ -319,4 +328,13 @@ size_t fc_count(const fc_set *set)
 const struct fc_spec *fc_spec_at(const fc_set *set, size_t i)
 {
 	return i < set->nspecs ? &set->specs[i].pub : NULL;
+}
+
+const char *fc_match_error(int code, char *buf, size_t n)
+{
+	if (!n)
+		return buf;
+	if (pcre2_get_error_message(code, (PCRE2_UCHAR *)buf, n) < 0)
+		snprintf(buf, n, "PCRE2 error %d", code);
+	return buf;
 }

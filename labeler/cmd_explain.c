@@ -1,4 +1,5 @@
 /* fclabel explain: every spec that matches a path, in the order a lookup tries them. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,10 +109,17 @@ int cmd_explain(int argc, char **argv)
 		}
 		printf("%s (mode 0%o):\n", qname(argv[i]), (unsigned)mode);
 		int rc = fc_explain(set, argv[i], mode, show, &sh);
-		if (!rc)
-			rc = fc_lookup(set, argv[i], mode, &r);
+		int lrc = fc_lookup(set, argv[i], mode, &r); /* on EIO it names the spec */
+		if (!rc || lrc == EIO)
+			rc = lrc;
 		if (rc) {
-			fprintf(stderr, "fclabel explain: '%s': %s\n", argv[i], strerror(rc));
+			char e[128];
+			if (rc == EIO && r.spec)
+				fprintf(stderr, "fclabel explain: %s: PCRE2 gave up matching %s:%u "
+					"(%.200s): %s\n", qname(argv[i]), r.spec->file, r.spec->line,
+					r.spec->regex, fc_match_error(r.match_error, e, sizeof(e)));
+			else
+				fprintf(stderr, "fclabel explain: %s: %s\n", qname(argv[i]), strerror(rc));
 			status = EXIT_DIFFERS;
 			continue;
 		}

@@ -1,4 +1,5 @@
 /* fclabel lookup: what file_contexts says about paths. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +70,13 @@ static void answer(struct out *o, const fc_set *set, const char *path, mode_t mo
 	}
 	rc = fc_lookup(set, path, mode, &r);
 	if (rc) {
-		fprintf(stderr, "fclabel lookup: %s'%s': %s\n", where, path, strerror(rc));
+		char e[128];
+		if (rc == EIO && r.spec)
+			fprintf(stderr, "fclabel lookup: %s%s: PCRE2 gave up matching %s:%u (%.200s): %s\n",
+				where, qname(path), r.spec->file, r.spec->line, r.spec->regex,
+				fc_match_error(r.match_error, e, sizeof(e)));
+		else
+			fprintf(stderr, "fclabel lookup: %s%s: %s\n", where, qname(path), strerror(rc));
 		puts("<<error>>");
 		o->errors++;
 		return;

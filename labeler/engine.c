@@ -372,6 +372,18 @@ static int app_label(struct run *r, const struct label_file *f, const struct fc_
 	return 0;
 }
 
+/* Why a lookup failed: PCRE2 giving up on a spec (catastrophic backtracking) names the spec. */
+static void lookup_failed(char *why, size_t n, int rc, const struct fc_result *res)
+{
+	char e[128];
+	if (rc == EIO && res->spec)
+		snprintf(why, n, "lookup failed: PCRE2 gave up matching %s:%u (%.200s): %s; left as it "
+			 "is", res->spec->file, res->spec->line, res->spec->regex,
+			 fc_match_error(res->match_error, e, sizeof(e)));
+	else
+		snprintf(why, n, "lookup failed: %s; left as it is", strerror(rc));
+}
+
 /* The label the file wants (w->ctx NULL: none). Returns -1 when out of memory. */
 static int wanted(struct run *r, const struct label_file *f, struct want *w, int *descend)
 {
@@ -379,10 +391,11 @@ static int wanted(struct run *r, const struct label_file *f, struct want *w, int
 	char why[1024];
 	int rc = fc_lookup(r->set, f->path, f->mode, &res);
 	if (rc) {
-		snprintf(why, sizeof(why), "lookup failed: %s", strerror(rc));
+		lookup_failed(why, sizeof(why), rc, &res);
 		rpt_warn(r, f->path, why);
 		r->st->errors++;
 		mark_wrong(r);
+		rpt_event(r, "error", f->path, NULL, NULL, rc == EIO ? res.spec : NULL, why);
 		return 0;
 	}
 	*w = (struct want){ res.status == FC_LABEL ? res.context : NULL, res.spec, NULL };

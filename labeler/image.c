@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <time.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statvfs.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -323,6 +325,107 @@ static int read_bitmaps(struct image *img, const char *name, const char *cmd)
 	return 0;
 }
 
+/* Who holds a lock on the file (dev, ino), from /proc/locks: "PID N (comm)", or "". */
+static void lock_holder(const struct stat *st, char *out, size_t n)
+{
+	FILE *f = fopen("/proc/locks", "r");
+	char line[256];
+	*out = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned maj, min;
+		unsigned long long ino;
+		long pid;
+		/* "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" */
+		if (sscanf(line, "%*s %*s %*s %*s %ld %x:%x:%llu", &pid, &maj, &min, &ino) != 4 ||
+		    ino != (unsigned long long)st->st_ino ||
+		    makedev(maj, min) != st->st_dev)
+			continue;
+		char path[64], comm[64] = "";
+		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+		FILE *c = fopen(path, "r");
+		if (c && fgets(comm, sizeof(comm), c))
+			comm[strcspn(comm, "\n")] = 0;
+		if (c)
+			fclose(c);
+		if (*comm)
+			snprintf(out, n, " (held by PID %ld, %s)", pid, comm);
+		else
+			snprintf(out, n, " (held by PID %ld)", pid);
+		break;
+	}
+	if (f)
+		fclose(f);
+}
+
+/*
+ * The BSD lock util-linux and systemd use on block devices (udev holds off while one is held):
+ * exclusive to write, shared to read, taken before anything is read that will be written back
+ * and held until the result is on disk (renamed into place). A run that waited while another
+ * replaced the image (copy and rename) finds the path naming another file: it locks that one.
+ */
+static int lock_image(struct image *img, const char *name, bool rw, int how, const char *cmd)
+{
+	int op = rw ? LOCK_EX : LOCK_SH;
+	bool said = false;
+
+	img->lockfd = -1;
+	if (how == LOCK_NONE)
+		return 0;
+	for (int tries = 0; tries < 100; tries++) {
+		struct stat a, b;
+		int fd = open(name, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			fprintf(stderr, "fclabel %s: %s: %s\n", cmd, qname(name), strerror(errno));
+			return -1;
+		}
+		if (flock(fd, op | LOCK_NB) < 0) {
+			if (errno != EWOULDBLOCK && errno != EINTR) {
+				fprintf(stderr, "fclabel %s: %s: cannot lock it: %s\n", cmd, qname(name),
+					strerror(errno));
+				close(fd);
+				return -1;
+			}
+			char who[128] = "";
+			if (!fstat(fd, &a))
+				lock_holder(&a, who, sizeof(who));
+			if (how == LOCK_NONBLOCK) {
+				fprintf(stderr, "fclabel %s: %s is locked by another process%s; "
+					"--lock=nonblock: nothing done\n", cmd, qname(name), who);
+				close(fd);
+				return -1;
+			}
+			if (!said && isatty(STDERR_FILENO))
+				fprintf(stderr, "fclabel %s: waiting for the lock on %s%s\n", cmd,
+					qname(name), who);
+			said = true;
+			int r;
+			while ((r = flock(fd, op)) < 0 && errno == EINTR)
+				;
+			if (r < 0) {
+				fprintf(stderr, "fclabel %s: %s: cannot lock it: %s\n", cmd, qname(name),
+					strerror(errno));
+				close(fd);
+				return -1;
+			}
+		}
+		if (!fstat(fd, &a) && !stat(name, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+			img->lockfd = fd;
+			return 0;
+		}
+		close(fd); /* replaced while we waited: the new file */
+	}
+	fprintf(stderr, "fclabel %s: %s: replaced again and again while being locked\n", cmd,
+		qname(name));
+	return -1;
+}
+
+static void unlock_image(struct image *img)
+{
+	if (img->lockfd >= 0)
+		close(img->lockfd);
+	img->lockfd = -1;
+}
+
 int img_open(struct image *img, const char *name, unsigned flags, const struct img_params *p,
 	     const char *cmd)
 {
@@ -332,18 +435,25 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 
 	memset(img, 0, sizeof(*img));
 	img->name = name;
+	img->lockfd = -1;
 	if (imgfmt_detect(name, &img->fmt, why, sizeof(why))) {
 		fprintf(stderr, "fclabel %s: %s: %s\n", cmd, name, why);
 		return -1;
 	}
-	if (choose_manager(img, name, rw, p, cmd, &io) || check_mounted(name, rw, cmd) ||
-	    open_fs(img, name, rw, io, cmd))
+	/* with -o, the image is only read: others may read it too */
+	if (lock_image(img, name, rw && !(p && p->output), p ? p->lock : LOCK_WAIT, cmd))
 		return -1;
+	if (choose_manager(img, name, rw, p, cmd, &io) || check_mounted(name, rw, cmd) ||
+	    open_fs(img, name, rw, io, cmd)) {
+		unlock_image(img);
+		return -1;
+	}
 	img->rw = rw;
 	img->no_sync = p && p->no_sync;
 	if (check_state(img, name, flags, cmd) || check_damage(img, name, cmd) ||
 	    read_bitmaps(img, name, cmd)) {
 		ext2fs_close_free(&img->fs);
+		unlock_image(img);
 		return -1;
 	}
 	return 0;
@@ -377,8 +487,10 @@ int img_close(struct image *img, const char *cmd)
 {
 	errcode_t rc;
 
-	if (!img->fs)
+	if (!img->fs) {
+		unlock_image(img);
 		return 0;
+	}
 	/* What was written reaches the disk before we say it is done: the inodes first, then
 	 * (when blocks were allocated) ext2fs_close writes and syncs the bitmaps and superblock.
 	 * A sparse image syncs its new file before the rename instead. */
@@ -393,6 +505,7 @@ int img_close(struct image *img, const char *cmd)
 	if (rc && img->fs)
 		ext2fs_free(img->fs);
 	img->fs = NULL;
+	unlock_image(img); /* the result is on disk, renamed into place */
 	if (rc) {
 		fprintf(stderr, "fclabel %s: %s: closing (flushing) failed: %s\n", cmd, img->name,
 			error_message(rc));

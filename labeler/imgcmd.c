@@ -17,6 +17,7 @@ const char label_usage[] =
 	"                    [--strict] [--force] [--base-only] [-z UNDO_FILE] [-o OUT] [--no-sync]\n"
 	"                    [--atomic|--in-place] [--policy SEPOLICY] [--cross-mounts]\n"
 	"                    [--seapp SEAPP[,SEAPP...] [--packages FILE]] [--digests]\n"
+	"                    [--lock[=yes|no|nonblock]]\n"
 	"\n"
 	"  IMAGE is an ext2/3/4 image or block device; DIR a mounted tree, labeled in place\n"
 	"\n"
@@ -45,12 +46,16 @@ const char label_usage[] =
 	"      --packages FILE    the packages.list to use (default: the image's\n"
 	"                         /data/system/packages.list)\n"
 	"      --digests          write security.sehash on the directories restorecon checks\n"
+	"      --lock[=yes|no|nonblock]  take a BSD lock on the image (exclusive to write,\n"
+	"                         shared to read): wait for it (yes, the default), refuse a held\n"
+	"                         one (nonblock), or take none (no)\n"
 	"  -h, --help             show this help";
 
 const char check_usage[] =
 	"fclabel check IMAGE|DIR -S FC[,FC...] [-a MOUNTPOINT] [-e PATH]... [--json FILE] [--base-only]\n"
 	"                    [--policy SEPOLICY] [--cross-mounts] [-v]\n"
 	"                    [--seapp SEAPP[,SEAPP...] [--packages FILE]] [--digests]\n"
+	"                    [--lock[=yes|no|nonblock]]\n"
 	"\n"
 	"  -S, --file-contexts FC[,FC...]  file_contexts files, in order (repeatable)\n"
 	"  -a, --mount-point DIR  the path the image is mounted at (e.g. /system)\n"
@@ -66,6 +71,9 @@ const char check_usage[] =
 	"      --packages FILE    the packages.list to use (default: the image's\n"
 	"                         /data/system/packages.list)\n"
 	"      --digests          also list missing or stale security.sehash on the directories restorecon checks\n"
+	"      --lock[=yes|no|nonblock]  take a BSD lock on the image (exclusive to write,\n"
+	"                         shared to read): wait for it (yes, the default), refuse a held\n"
+	"                         one (nonblock), or take none (no)\n"
 	"  -h, --help             show this help";
 
 const char relabel_usage[] =
@@ -74,7 +82,7 @@ const char relabel_usage[] =
 	"                      [--base-only] [-z UNDO_FILE] [-o OUT] [--no-sync]\n"
 	"                      [--atomic|--in-place] [--policy SEPOLICY] [--cross-mounts]\n"
 	"                      [--seapp NEW_SEAPP[,...] [--from-seapp OLD_SEAPP[,...]]\n"
-	"                      [--packages FILE]] [--digests]\n"
+	"                      [--packages FILE]] [--digests] [--lock[=yes|no|nonblock]]\n"
 	"\n"
 	"  --from OLD_FC[,...]    the file_contexts the image was labeled with ('none': label all)\n"
 	"  --to NEW_FC[,...]      the file_contexts to label it with now\n"
@@ -171,6 +179,7 @@ static const struct option image_opts[] = {
 	{ "from-seapp", required_argument, NULL, 'F' },
 	{ "packages", required_argument, NULL, 'K' },
 	{ "digests", no_argument, NULL, 'D' },
+	{ "lock", optional_argument, NULL, 'L' },
 	{ 0 }
 };
 
@@ -221,6 +230,18 @@ static int take_option(struct imgcmd *c, int opt, const char *arg)
 			return -1;
 		break;
 	case 'K': c->packages = arg; break;
+	case 'L':
+		if (!arg || !strcmp(arg, "yes"))
+			c->ip.lock = LOCK_WAIT;
+		else if (!strcmp(arg, "no"))
+			c->ip.lock = LOCK_NONE;
+		else if (!strcmp(arg, "nonblock"))
+			c->ip.lock = LOCK_NONBLOCK;
+		else {
+			fprintf(stderr, "fclabel %s: --lock=%s: want yes, no or nonblock\n", c->cmd, arg);
+			die_usage(c->cmd, c->usage);
+		}
+		break;
 	case 'D': c->o.digests = true; break;
 	case 'P': c->o.mode = LM_DRYRUN; c->o.verbose = true; break;
 	case 'V': c->verify = true; break;

@@ -19,6 +19,7 @@ struct image {
 	const char *name;
 	bool rw, no_sync, replaced; /* replaced: written as a copy renamed over it */
 	enum img_format fmt;
+	int lockfd;                 /* holds the BSD lock on the image, -1 when none */
 };
 enum { IMG_RW = 1, IMG_FORCE = 2 };
 /* How a raw image file is written: in place, or as a labeled copy renamed over it (AUTO: the
@@ -30,7 +31,9 @@ struct img_params {
 	const char *output; /* -o: where the result goes (default: over the image) */
 	bool no_sync;       /* --no-sync: do not wait for the written data to reach the disk */
 	int replace;        /* --atomic, --in-place */
+	int lock;           /* --lock: LOCK_WAIT (default), LOCK_NONE, LOCK_NONBLOCK */
 };
+enum { LOCK_WAIT, LOCK_NONE, LOCK_NONBLOCK };
 /* Opens an ext4/3/2 image (raw, Android sparse, or a block device); on failure prints why
  * (naming the image) and returns non-zero. Refuses what must not be written: mounted, errors,
  * needs recovery. */
