@@ -47,7 +47,12 @@ struct dprefix {
 	int32_t parent;      /* the longest other prefix in the array that prefixes this one */
 	uint32_t first, end; /* the ranks of its specs: fc_dindex.ranks[first..end) */
 	_Atomic bool jitted; /* its regexes have their partial-match JIT code (under set->lock) */
+	_Atomic uint32_t uses; /* keys that reached it: JIT pays only for the busy ones */
 };
+
+/* How many keys reach a prefix before its regexes get JIT code: compiling costs a few hundred
+ * matches' time, a relabel that visits few directories would spend more on it than it saves. */
+#define JIT_AFTER 1024
 
 /* One malloc'd block, kept in the set's bufs so that fc_free frees it. */
 struct fc_dindex {
@@ -133,7 +138,7 @@ static uint32_t group_prefixes(struct fc_dindex *d, const struct pspec *ps, cons
 		}
 		p = &d->pre[n];
 		memcpy(d->text + used, arena + s->off, s->len);
-		*p = (struct dprefix){ used, s->len, -1, i, i + 1, false };
+		*p = (struct dprefix){ used, s->len, -1, i, i + 1, false, 0 };
 		used += s->len;
 		/* In sorted order the prefixes of p that came before are on the stack. */
 		while (depth &&
@@ -325,19 +330,21 @@ static uint32_t end_of_extensions(const struct fc_dindex *d, uint32_t lo, const 
 }
 
 /*
- * The regexes of a prefix get JIT code for partial matching the first time a key reaches them:
+ * The regexes of a prefix get JIT code for partial matching once JIT_AFTER keys have reached them:
  * the interpreter spends most of its time copying backtracking frames for the optional ".*"
  * groups that refpolicy puts after "/usr/".
  * The code is added to the spec's own pattern, so fc_free frees it; the lookups' JIT mode is
  * another slot of it. Under set->lock, and published by p->jitted, so that no thread matches a
  * pattern while its partial mode is being made.
  */
-static void jit_prefix(const struct fc_set *cset, const struct fc_dindex *d, struct dprefix *p)
+static bool jit_prefix(const struct fc_set *cset, const struct fc_dindex *d, struct dprefix *p)
 {
 	struct fc_set *set = (struct fc_set *)cset;
 
 	if (atomic_load_explicit(&p->jitted, memory_order_acquire))
-		return;
+		return true;
+	if (atomic_fetch_add_explicit(&p->uses, 1, memory_order_relaxed) < JIT_AFTER)
+		return false;
 	pthread_mutex_lock(&set->lock);
 	if (!atomic_load_explicit(&p->jitted, memory_order_relaxed)) {
 		for (uint32_t j = p->first; j < p->end; j++) {
@@ -349,6 +356,7 @@ static void jit_prefix(const struct fc_set *cset, const struct fc_dindex *d, str
 		atomic_store_explicit(&p->jitted, true, memory_order_release);
 	}
 	pthread_mutex_unlock(&set->lock);
+	return true;
 }
 
 /* 1 when the spec, whose literal prefix (plen bytes) key starts with, matches key fully or
@@ -386,13 +394,13 @@ static void mark_prefixes_of(const struct fc_set *set, const struct fc_dindex *d
 		a = d->pre[a].parent;
 	for (; a >= 0; a = d->pre[a].parent) {
 		struct dprefix *p = &d->pre[a];
-		jit_prefix(set, d, p);
+		bool jitted = jit_prefix(set, d, p);
 		for (uint32_t j = p->first; j < p->end; j++) {
 			uint32_t r = d->ranks[j];
 			if (r > *err)
 				continue; /* libselinux stops at the error: never reached */
-			int m = try_spec(&set->specs[d->spec_of[r]], d->jit_ok[r], p->len, key, len,
-					 s->md);
+			int m = try_spec(&set->specs[d->spec_of[r]], jitted && d->jit_ok[r], p->len, key,
+					 len, s->md);
 			if (m > 0)
 				set_bit(s->bits, r);
 			else if (m < 0)

@@ -35,6 +35,7 @@ static void count_ea_refs(struct run *r)
 	struct suspect *sus = NULL;
 	size_t n = 0, cap = 0, nsus = 0;
 	char *buf = malloc(fs->blocksize);
+	int saved_flags = fs->flags;
 	errcode_t rc;
 
 	r->refs = -1;
@@ -42,6 +43,8 @@ static void count_ea_refs(struct run *r)
 		isize = (int)sizeof(*inode);
 	if (!buf || !(inode = calloc(1, (size_t)isize)) || ext2fs_open_inode_scan(fs, 0, &scan))
 		goto out;
+	/* counting needs no checksums (a bad one is counted as it stands): not computed */
+	fs->flags |= EXT2_FLAG_IGNORE_CSUM_ERRORS;
 	for (;;) {
 		ext2_ino_t ino;
 		rc = ext2fs_get_next_inode_full(scan, &ino, (struct ext2_inode *)inode, isize);
@@ -62,6 +65,7 @@ static void count_ea_refs(struct run *r)
 		}
 		blks[n++] = b;
 	}
+	fs->flags = saved_flags;
 	qsort(blks, n, sizeof(*blks), cmp_blk);
 	for (size_t i = 0, j; i < n; i = j) {
 		for (j = i; j < n && blks[j] == blks[i]; j++)
@@ -82,6 +86,7 @@ static void count_ea_refs(struct run *r)
 	sus = NULL;
 	r->refs = 1;
 out:
+	fs->flags = saved_flags;
 	free(sus);
 	if (scan)
 		ext2fs_close_inode_scan(scan);
@@ -273,7 +278,7 @@ static bool prunable(struct run *r, const struct label_file *f, const struct wal
 		return false;
 	if (fc_diff_reaches(o->diff, f->path))
 		return false;
-	return !o->digests || dig_verified(r, f, e);
+	return !o->digests || (r->entry_verified = dig_verified(r, f, e));
 }
 
 /* Counts the file, and decides whether its subtree is walked (1: no change can reach it). */
@@ -477,6 +482,7 @@ static int visit_file(struct run *r, const struct label_file *f, const struct wa
 	const struct label_opts *o = r->o;
 
 	r->entry_wrong = false;
+	r->entry_verified = false;
 	if (o->nexcludes && label_excluded(o, f->path, f->pathlen)) {
 		mark_wrong(r); /* what -e leaves out is not known to be right */
 		return 1;
@@ -499,14 +505,14 @@ static int visit_file(struct run *r, const struct label_file *f, const struct wa
 		}
 		mark_wrong(r);
 		if (o->digests)
-			dig_not_entered(r, f, e, false);
+			dig_not_entered(r, f, e, false, false);
 		return 1;
 	}
 	if (o->digests && !r->collect_only) {
 		if (!descend && dig_enter(r, f, e) < 0)
 			return -1;
 		if (descend)
-			dig_not_entered(r, f, e, pruned && !r->entry_wrong);
+			dig_not_entered(r, f, e, pruned && !r->entry_wrong, r->entry_verified);
 	}
 	return descend;
 }

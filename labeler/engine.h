@@ -33,6 +33,7 @@ struct run {
 	struct dstate *ds;       /* --digests: the directories being walked, outermost first */
 	size_t nds, capds;
 	bool entry_wrong;        /* something at the entry being visited is not right */
+	bool entry_verified;     /* relabel --digests: the entry's subtree was left right (prunable) */
 	char want[4096];         /* an app data label being made */
 };
 
@@ -71,7 +72,7 @@ int dig_enter(struct run *r, const struct label_file *f, const struct walk_entry
 void dig_leave(struct run *r, const struct label_file *f, const struct walk_entry *e);
 /* A directory not entered (encrypted, an unknown package, a subtree no change reaches). */
 void dig_not_entered(struct run *r, const struct label_file *f, const struct walk_entry *e,
-		     bool right);
+		     bool right, bool verified);
 bool dig_verified(struct run *r, const struct label_file *f, const struct walk_entry *e);
 
 #endif
