@@ -48,7 +48,29 @@ struct dprefix {
 	uint32_t first, end; /* the ranks of its specs: fc_dindex.ranks[first..end) */
 	_Atomic bool jitted; /* its regexes have their partial-match JIT code (under set->lock) */
 	_Atomic uint32_t uses; /* keys that reached it: JIT pays only for the busy ones */
+	uint32_t nfilt;      /* how many of its specs the next-byte filter may leave out */
+	_Atomic(struct nexttab *) next; /* that filter, made on the first key that needs it */
 };
+
+/*
+ * The next-byte filter of a prefix P. A spec that matches a key K, fully or partially, also
+ * matches partially K's first |P| + 1 bytes (P and the byte c after it): the match that reads K
+ * reads P, then c, and there runs out of subject, which PCRE2_PARTIAL_SOFT reports. So the
+ * specs that do not match P + c need not be tried on any key that goes on with c: by[c] has
+ * a bit for each spec of P (in ranks order) that must be tried, made the first time a key
+ * brings c. That holds for a regex that reads its subject forwards from the start and decides
+ * nothing at the end of the subject that it would not decide at that byte: it does not hold for
+ * a top-level '|' (whose prefix is empty: the empty prefix has no filter), lookaround, \b and other assertions, back
+ * references, atomic groups and possessive quantifiers, which filter_safe() keeps out.
+ * Fewer steps were taken on K than on P + c, so a spec that fails with a PCRE2 error on K (which
+ * ends libselinux's list) does so on P + c too, and is tried.
+ */
+struct nexttab {
+	_Atomic(uint64_t *) by[256];
+};
+
+/* A prefix gets a filter when at least this many of its specs can be left out by one. */
+#define FILTER_MIN 4
 
 /* How many keys reach a prefix before its regexes get JIT code: compiling costs a few hundred
  * matches' time, a relabel that visits few directories would spend more on it than it saves. */
@@ -61,6 +83,7 @@ struct fc_dindex {
 	uint32_t *ranks;         /* grouped by prefix, in pre[]'s order */
 	uint32_t *spec_of;       /* rank -> index in set->specs */
 	bool *jit_ok;            /* by rank: the regex has JIT code for partial matching */
+	bool *filt;              /* by rank: the next-byte filter may leave it out (filter_safe) */
 	char *text;
 };
 
@@ -138,7 +161,7 @@ static uint32_t group_prefixes(struct fc_dindex *d, const struct pspec *ps, cons
 		}
 		p = &d->pre[n];
 		memcpy(d->text + used, arena + s->off, s->len);
-		*p = (struct dprefix){ used, s->len, -1, i, i + 1, false, 0 };
+		*p = (struct dprefix){ used, s->len, -1, i, i + 1, false, 0, 0, NULL };
 		used += s->len;
 		/* In sorted order the prefixes of p that came before are on the stack. */
 		while (depth &&
@@ -148,6 +171,28 @@ static uint32_t group_prefixes(struct fc_dindex *d, const struct pspec *ps, cons
 		stack[depth++] = (int32_t)n++;
 	}
 	return n;
+}
+
+/* Whether the next-byte filter holds for the regex (see struct nexttab): no "(?" (lookaround,
+ * atomic groups, options, callouts, named references), no escape of a letter or digit but the
+ * classes \d \s \w and their negations, no possessive quantifier. Errs on the safe side: a
+ * class such as "[(?]" counts as well. */
+static bool filter_safe(const char *re)
+{
+	for (const char *q = re; *q; q++) {
+		if (*q == '\\') {
+			char x = *++q;
+			bool alnum = (x >= '0' && x <= '9') || (x >= 'a' && x <= 'z') ||
+				     (x >= 'A' && x <= 'Z');
+			if (!x || (alnum && !strchr("dDsSwW", x)))
+				return false;
+		} else if (*q == '(' && q[1] == '?') {
+			return false;
+		} else if (*q == '+' && q > re && strchr("*+?}", q[-1])) {
+			return false;
+		}
+	}
+	return true;
 }
 
 static struct fc_dindex *build_index(struct fc_set *set)
@@ -167,7 +212,8 @@ static struct fc_dindex *build_index(struct fc_set *set)
 	rank_specs(set, spec_of);
 	scan_prefixes(set, spec_of, ps, arena);
 
-	size = sizeof(*d) + n * sizeof(struct dprefix) + 2 * n * sizeof(uint32_t) + n + textlen + 1;
+	size = sizeof(*d) + n * sizeof(struct dprefix) + 2 * n * sizeof(uint32_t) + 2 * n + textlen +
+	       1;
 	d = malloc(size);
 	if (!d)
 		goto out;
@@ -177,9 +223,23 @@ static struct fc_dindex *build_index(struct fc_set *set)
 	d->ranks = (uint32_t *)(d->pre + n);
 	d->spec_of = d->ranks + n;
 	d->jit_ok = (bool *)(d->spec_of + n);
-	d->text = (char *)(d->jit_ok + n);
+	d->filt = d->jit_ok + n;
+	d->text = (char *)(d->filt + n);
 	memcpy(d->spec_of, spec_of, n * sizeof(*spec_of));
+	for (uint32_t r = 0; r < n; r++) {
+		const struct spec *sp = &set->specs[spec_of[r]];
+		d->filt[r] = sp->kind != SK_LITERAL && sp->re && filter_safe(sp->pub.regex);
+	}
 	d->npre = group_prefixes(d, ps, arena, stack);
+	for (uint32_t i = 0; i < d->npre; i++) {
+		struct dprefix *p = &d->pre[i];
+		p->nfilt = 0;
+		/* the empty prefix is that of a regex with a top-level '|', "^A|B$": B is not anchored
+		 * at the start and may match anywhere in the key, not only from its first bytes */
+		for (uint32_t j = p->first; p->len && j < p->end; j++)
+			p->nfilt += d->filt[d->ranks[j]];
+		atomic_init(&p->next, NULL);
+	}
 	if (fc_keep_buf(set, (char *)d))
 		d = NULL; /* freed there */
 out:
@@ -384,6 +444,45 @@ static void set_bit(uint64_t *bits, uint32_t r)
 	bits[r / 64] |= 1ull << (r % 64);
 }
 
+/* The next-byte filter of p for the byte after it in key (len > p->len): NULL for none (too few
+ * specs to leave out, or no memory). Made under set->lock, with the interpreter. */
+static const uint64_t *next_filter(const struct fc_set *cset, const struct fc_dindex *d,
+				   struct dprefix *p, const char *key, pcre2_match_data *md)
+{
+	struct fc_set *set = (struct fc_set *)cset;
+	unsigned char c = (unsigned char)key[p->len];
+	struct nexttab *t = atomic_load_explicit(&p->next, memory_order_acquire);
+	uint64_t *bits = t ? atomic_load_explicit(&t->by[c], memory_order_acquire) : NULL;
+
+	if (bits || p->nfilt < FILTER_MIN)
+		return bits;
+	pthread_mutex_lock(&set->lock);
+	t = atomic_load_explicit(&p->next, memory_order_relaxed);
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		if (t && fc_keep_buf(set, (char *)t))
+			t = NULL; /* freed there */
+		if (t)
+			atomic_store_explicit(&p->next, t, memory_order_release);
+	}
+	bits = t ? atomic_load_explicit(&t->by[c], memory_order_relaxed) : NULL;
+	if (t && !bits && (bits = calloc((p->end - p->first) / 64 + 1, sizeof(*bits)))) {
+		if (fc_keep_buf(set, (char *)bits)) {
+			bits = NULL;
+		} else {
+			for (uint32_t j = p->first; j < p->end; j++) {
+				uint32_t r = d->ranks[j];
+				if (!d->filt[r] || try_spec(&set->specs[d->spec_of[r]], false, p->len,
+							    key, p->len + 1, md))
+					set_bit(bits, j - p->first);
+			}
+			atomic_store_explicit(&t->by[c], bits, memory_order_release);
+		}
+	}
+	pthread_mutex_unlock(&set->lock);
+	return bits;
+}
+
 /* Tries the specs whose prefix is a prefix of key. a is the last prefix not above key: the
  * prefixes of key are all on its chain of parents, since every prefix between the longest one
  * and key extends it. *err becomes the lowest rank where PCRE2 failed. */
@@ -395,10 +494,13 @@ static void mark_prefixes_of(const struct fc_set *set, const struct fc_dindex *d
 	for (; a >= 0; a = d->pre[a].parent) {
 		struct dprefix *p = &d->pre[a];
 		bool jitted = jit_prefix(set, d, p);
+		const uint64_t *need = len > p->len ? next_filter(set, d, p, key, s->md) : NULL;
 		for (uint32_t j = p->first; j < p->end; j++) {
-			uint32_t r = d->ranks[j];
+			uint32_t r = d->ranks[j], k = j - p->first;
 			if (r > *err)
 				continue; /* libselinux stops at the error: never reached */
+			if (need && !(need[k / 64] >> (k % 64) & 1))
+				continue; /* cannot match: P and the byte after it do not */
 			int m = try_spec(&set->specs[d->spec_of[r]], jitted && d->jit_ok[r], p->len, key,
 					 len, s->md);
 			if (m > 0)

@@ -19,79 +19,103 @@ static int cmp_blk(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The attribute blocks of the inodes in use (links count not 0, as e2fsck counts them) in
+ * n inodes of table bytes t, appended to *blks. */
+static int add_ea_blocks(ext2_filsys fs, const char *t, size_t n, blk64_t **blks, size_t *nb,
+			 size_t *cap)
+{
+	size_t isize = EXT2_INODE_SIZE(fs->super);
+	bool hi = ext2fs_has_feature_64bit(fs->super);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct ext2_inode *in = (const struct ext2_inode *)(t + i * isize);
+		blk64_t b = ext2fs_le32_to_cpu(in->i_file_acl);
+		if (hi)
+			b |= (blk64_t)ext2fs_le16_to_cpu(in->osd2.linux2.l_i_file_acl_high) << 32;
+		if (!b || !in->i_links_count)
+			continue;
+		if (*nb == *cap) {
+			size_t c = *cap ? *cap * 2 : 1024;
+			blk64_t *nbk = realloc(*blks, c * sizeof(*nbk));
+			if (!nbk)
+				return -1;
+			*blks = nbk;
+			*cap = c;
+		}
+		(*blks)[(*nb)++] = b;
+	}
+	return 0;
+}
+
 /*
- * Counts the inodes in use (links count not 0, as e2fsck counts them) that point to each
- * attribute block, and keeps the blocks whose h_refcount says otherwise. Dropping a reference
- * trusts h_refcount: one too low frees (or rewrites in place) a block other inodes still use,
- * one too high leaks it. Done once, before the first write to an inode that has a block.
+ * Counts the inodes in use that point to each attribute block, and keeps the blocks whose
+ * h_refcount says otherwise. Dropping a reference trusts h_refcount: one too low frees (or
+ * rewrites in place) a block other inodes still use, one too high leaks it. Done once, before
+ * the first write to an inode that has a block.
+ * The inode tables are read as libext2fs's inode scan reads them (a group whose inodes were
+ * never used, and the unused tail of each table, skipped when the group descriptors have
+ * checksums), but a megabyte at a time, and only the two fields needed are looked at: a
+ * relabel that writes a few thousand files spent most of its time here.
  */
 static void count_ea_refs(struct run *r)
 {
 	ext2_filsys fs = r->img->fs;
-	ext2_inode_scan scan = NULL;
-	struct ext2_inode_large *inode = NULL;
-	int isize = (int)EXT2_INODE_SIZE(fs->super);
+	size_t isize = EXT2_INODE_SIZE(fs->super), per_block = fs->blocksize / isize;
+	size_t chunk = (1u << 20) / fs->blocksize;
 	blk64_t *blks = NULL;
 	struct suspect *sus = NULL;
 	size_t n = 0, cap = 0, nsus = 0;
-	char *buf = malloc(fs->blocksize);
-	int saved_flags = fs->flags;
-	errcode_t rc;
+	bool lazy = ext2fs_has_group_desc_csum(fs);
+	char *buf = malloc(chunk * fs->blocksize);
 
 	r->refs = -1;
-	if (isize < (int)sizeof(*inode))
-		isize = (int)sizeof(*inode);
-	if (!buf || !(inode = calloc(1, (size_t)isize)) || ext2fs_open_inode_scan(fs, 0, &scan))
+	if (!buf || !per_block)
 		goto out;
-	/* counting needs no checksums (a bad one is counted as it stands): not computed */
-	fs->flags |= EXT2_FLAG_IGNORE_CSUM_ERRORS;
-	for (;;) {
-		ext2_ino_t ino;
-		rc = ext2fs_get_next_inode_full(scan, &ino, (struct ext2_inode *)inode, isize);
-		if (rc && rc != EXT2_ET_INODE_CSUM_INVALID && rc != EXT2_ET_INODE_IS_GARBAGE)
-			goto out;
-		if (!ino)
-			break;
-		blk64_t b = ext2fs_file_acl_block(fs, (struct ext2_inode *)inode);
-		if (!inode->i_links_count || !b)
+	for (dgrp_t g = 0; g < fs->group_desc_count; g++) {
+		size_t left = fs->super->s_inodes_per_group;
+		if (lazy && ext2fs_bg_flags_test(fs, g, EXT2_BG_INODE_UNINIT))
 			continue;
-		if (n == cap) {
-			size_t c = cap ? cap * 2 : 1024;
-			blk64_t *nb = realloc(blks, c * sizeof(*nb));
-			if (!nb)
+		if (lazy)
+			left -= left < ext2fs_bg_itable_unused(fs, g) ? left
+								       : ext2fs_bg_itable_unused(fs, g);
+		blk64_t at = ext2fs_inode_table_loc(fs, g);
+		if (left && !at)
+			goto out; /* no inode table: the scan fails there too */
+		while (left) {
+			size_t nblk = (left + per_block - 1) / per_block;
+			if (nblk > chunk)
+				nblk = chunk;
+			size_t got = nblk * per_block < left ? nblk * per_block : left;
+			if (io_channel_read_blk64(fs->io, at, (int)nblk, buf) ||
+			    add_ea_blocks(fs, buf, got, &blks, &n, &cap))
 				goto out;
-			blks = nb;
-			cap = c;
+			at += nblk;
+			left -= got;
 		}
-		blks[n++] = b;
 	}
-	fs->flags = saved_flags;
 	qsort(blks, n, sizeof(*blks), cmp_blk);
 	for (size_t i = 0, j; i < n; i = j) {
 		for (j = i; j < n && blks[j] == blks[i]; j++)
 			;
 		/* unreadable or not a block of attributes: the inodes using it report that */
 		struct ext2_ext_attr_header *h = (struct ext2_ext_attr_header *)buf;
-		if (ext2fs_read_ext_attr3(fs, blks[i], buf, 0) || h->h_magic != EXT2_EXT_ATTR_MAGIC ||
-		    h->h_refcount == j - i)
+		if (io_channel_read_blk64(fs->io, blks[i], 1, buf) ||
+		    ext2fs_le32_to_cpu(h->h_magic) != EXT2_EXT_ATTR_MAGIC ||
+		    ext2fs_le32_to_cpu(h->h_refcount) == j - i)
 			continue;
 		struct suspect *ns = realloc(sus, (nsus + 1) * sizeof(*ns));
 		if (!ns)
 			goto out;
 		sus = ns;
-		sus[nsus++] = (struct suspect){ blks[i], h->h_refcount, j - i };
+		sus[nsus++] = (struct suspect){ blks[i], ext2fs_le32_to_cpu(h->h_refcount), j - i };
 	}
 	r->suspect = sus;
 	r->nsuspect = nsus;
 	sus = NULL;
 	r->refs = 1;
 out:
-	fs->flags = saved_flags;
 	free(sus);
-	if (scan)
-		ext2fs_close_inode_scan(scan);
 	free(blks);
-	free(inode);
 	free(buf);
 }
 
