@@ -327,6 +327,16 @@ static int check_target(struct imgcmd *c)
 	return 0;
 }
 
+static bool same_files(const struct fcfiles *a, const struct fcfiles *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->v[i], b->v[i]))
+			return false;
+	return true;
+}
+
 /* The policy (and for relabel the old one and what changed); EXIT_OK or the exit status. */
 static int load_policies(struct imgcmd *c)
 {
@@ -347,7 +357,10 @@ static int load_policies(struct imgcmd *c)
 		return EXIT_USAGE;
 	if (!c->from.n)
 		return EXIT_OK;
-	if (!(c->oldset = load_policy(c->cmd, &c->from, c->flags)))
+	/* --from naming the very files of --to (only seapp_contexts changed): one load serves both */
+	if (same_files(&c->from, &c->files))
+		c->oldset = c->set;
+	else if (!(c->oldset = load_policy(c->cmd, &c->from, c->flags)))
 		return EXIT_USAGE;
 	if (c->o.digests)
 		c->o.oldset = c->oldset;
@@ -543,7 +556,7 @@ static int finish(struct imgcmd *c, int status)
 	seapp_free(c->old_sa);
 	pkglist_free(c->pkgs);
 	fc_diff_free(c->diff);
-	if (c->oldset)
+	if (c->oldset && c->oldset != c->set)
 		fc_free(c->oldset);
 	if (c->set)
 		fc_free(c->set);
