@@ -37,7 +37,7 @@ LB_SRCS  := $(wildcard labeler/*.c)
 LB_OBJS  := $(LB_SRCS:.c=.o)
 TEST_BINS := tests/oracle tests/fcbench tests/fcunit tests/seappunit tests/fcdigest
 
-.PHONY: all deps check demo bench bench-image bench-relabel bench-tree bench-data clean
+.PHONY: all deps check check-full demo bench bench-image bench-relabel bench-tree bench-data clean
 all: fclabel
 
 deps:
@@ -73,9 +73,15 @@ tests/seappunit: tests/seappunit.c seapp/libseapp.a
 tests/fcbench: tests/fcbench.c fcontexts/libfcontexts.a
 	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< fcontexts/libfcontexts.a $(FC_LIBS) $(SEL_LIBS) -ldl -lpthread
 
+# make check: every test once, against fclabel as built (minutes: before every commit);
+# make check-full: every test again under AddressSanitizer/UBSan too (what CI runs)
 check: deps
 	@$(MAKE) --no-print-directory fclabel $(TEST_BINS)
-	@sh tests/run.sh
+	@sh tests/run.sh --no-sanitizers
+
+check-full: deps
+	@$(MAKE) --no-print-directory fclabel $(TEST_BINS)
+	@FC_NO_SANITIZERS= sh tests/run.sh
 
 demo: deps
 	@$(MAKE) -s --no-print-directory fclabel

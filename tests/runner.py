@@ -211,7 +211,7 @@ def main():
     os.environ["FC_CACHE"] = cache
 
     jobs = [Job(s, False) for s in scripts] if plain else []
-    san_note = None
+    san_note = None if sanitize else "asked for (make check-full runs them)"
     if sanitize and not sanitizers_work():
         san_note = "the C compiler cannot build with -fsanitize=address,undefined"
         sanitize = False

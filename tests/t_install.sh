@@ -77,7 +77,7 @@ ex_block 1 >"$OUT/fclookup.c"
 grep -q 'fc_load(' "$OUT/fclookup.c" && grep -q 'fc_lookup(' "$OUT/fclookup.c" &&
 	grep -q 'fc_free(' "$OUT/fclookup.c" && ok "the example loads, looks up and frees" ||
 	bad "the example lacks fc_load, fc_lookup or fc_free"
-# a sanitized build (make check runs every test on one too) needs its runtime in the example too
+# a sanitized build (make check-full runs every test on one too) needs its runtime in the example too
 san=""
 nm fcontexts/libfcontexts.a 2>/dev/null | grep -q __asan_ && san="-fsanitize=address,undefined"
 # shellcheck disable=SC2086
