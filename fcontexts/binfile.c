@@ -45,20 +45,44 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
 
 #define FC_BIN_MAGIC 0xf97cff8au
 #define FC_BIN_MAX_DEPTH 64
 
+/*
+ * The file is read through a window: most of a compiled file is PCRE bytecode that is never
+ * looked at, so only the bytes around the fields are copied in, into one small buffer that
+ * stays in cache. Pointers from take() are valid until the next take(): what a spec keeps is
+ * copied out at once (keep()).
+ */
+#define FC_BIN_WINDOW (128u << 10)
+
 struct rd {
-	const unsigned char *b;
+	const unsigned char *b; /* the window: file bytes [wbase, wbase + wlen) */
+	size_t wbase, wlen, wcap;
+	int fd;             /* -1: b is the whole file */
+	unsigned char *wbuf;
 	size_t len, off;
 	bool be;            /* multi-byte numbers are big-endian */
 	unsigned spec;      /* the spec being read (1-based), 0 outside specs */
 	const char *path;
 	struct fc_error *err;
+	char *keep;         /* the strings the specs keep, copied out of the file (kept by the set) */
+	size_t kept;
 };
+
+/* A copy of the NUL-terminated string s in r->keep (sized to hold the whole file). */
+static const char *keep(struct rd *r, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d = r->keep + r->kept;
+	memcpy(d, s, n);
+	r->kept += n;
+	return d;
+}
 
 static uint32_t load32(const unsigned char *p, bool be)
 {
@@ -91,13 +115,51 @@ static int bad(struct rd *r, size_t at, const char *fmt, ...)
 	return EINVAL;
 }
 
+/* Brings file bytes [off, off + n) into the window (n <= what is left in the file). */
+static int fill(struct rd *r, size_t n)
+{
+	size_t want = n > FC_BIN_WINDOW ? n : FC_BIN_WINDOW, got = 0;
+
+	if (want > r->len - r->off)
+		want = r->len - r->off;
+	if (want > r->wcap) {
+		unsigned char *nv = realloc(r->wbuf, want);
+		if (!nv)
+			return ENOMEM;
+		r->wbuf = nv;
+		r->wcap = want;
+	}
+	while (got < want) {
+		ssize_t k = pread(r->fd, r->wbuf + got, want - got, (off_t)(r->off + got));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			int e = k < 0 ? errno : EIO;
+			fc_seterr(r->err, r->path, 0, 0, "read failed: %s",
+				  k < 0 ? strerror(e) : "file shrank");
+			return e;
+		}
+		got += (size_t)k;
+	}
+	r->b = r->wbuf;
+	r->wbase = r->off;
+	r->wlen = want;
+	return 0;
+}
+
 static int take(struct rd *r, size_t n, const char *what, const unsigned char **out)
 {
-	if (out)
-		*out = r->b + r->off; /* not to be read on failure */
+	int rc;
+
 	if (n > r->len - r->off)
 		return bad(r, r->off, "truncated: %s needs %zu byte%s, %zu left", what, n,
 			   n == 1 ? "" : "s", r->len - r->off);
+	if (out) {
+		if (r->fd >= 0 && (r->off < r->wbase || r->off + n > r->wbase + r->wlen) &&
+		    (rc = fill(r, n)))
+			return rc;
+		*out = r->b + (r->off - r->wbase);
+	}
 	r->off += n;
 	return 0;
 }
@@ -236,19 +298,18 @@ static int parse_v5(struct fc_set *set, unsigned fileno_, struct rd *r, uint32_t
 		    bool pcre1)
 {
 	uint32_t nstems, nspecs;
-	size_t *stem_off = NULL, at;
+	const char **stem_str = NULL;
+	size_t at;
 	uint32_t *stem_len = NULL;
-	char *scratch = NULL;
-	size_t scratch_cap = 0;
 	int rc;
 
 	at = r->off;
 	if ((rc = u32(r, "the stem count", &nstems)) ||
 	    (rc = count_fits(r, at, nstems, 5, "stems")))
 		return rc;
-	stem_off = malloc((nstems + 1) * sizeof(*stem_off));
+	stem_str = malloc((nstems + 1) * sizeof(*stem_str));
 	stem_len = malloc((nstems + 1) * sizeof(*stem_len));
-	if (!stem_off || !stem_len) {
+	if (!stem_str || !stem_len) {
 		rc = ENOMEM;
 		goto out;
 	}
@@ -268,26 +329,29 @@ static int parse_v5(struct fc_set *set, unsigned fileno_, struct rd *r, uint32_t
 			rc = bad(r, at + 4, "stem %u does not end with a NUL byte", i);
 			goto out;
 		}
-		stem_off[i] = at + 4;
+		stem_str[i] = keep(r, (const char *)p);
 		stem_len[i] = n;
 	}
 	at = r->off;
 	if ((rc = u32(r, "the spec count", &nspecs)) ||
-	    (rc = count_fits(r, at, nspecs, version >= 4 ? 30 : 26, "specs")))
+	    (rc = count_fits(r, at, nspecs, version >= 4 ? 30 : 26, "specs")) ||
+	    (rc = fc_reserve(set, nspecs)))
 		goto out;
 	for (uint32_t i = 0; i < nspecs; i++) {
 		const char *ctx, *re;
 		uint32_t n, mode, meta, prefix;
 		int32_t stem;
-		size_t spec_at = r->off, rl;
+		size_t spec_at = r->off;
 		struct regex_shape sh;
 
 		r->spec = i + 1;
 		if ((rc = u32(r, "the context length", &n)) ||
 		    (rc = cstring(r, n, "context", &ctx)))
 			goto out;
+		ctx = keep(r, ctx);
 		if ((rc = u32(r, "the regex length", &n)) || (rc = cstring(r, n, "regex", &re)))
 			goto out;
+		re = keep(r, re);
 		at = r->off;
 		if ((rc = u32(r, "the mode", &mode)))
 			goto out;
@@ -306,18 +370,7 @@ static int parse_v5(struct fc_set *set, unsigned fileno_, struct rd *r, uint32_t
 
 		/* The stem and the metacharacter flag decide 3.4's answers: they must be the
 		 * regex's own, as sefcontext_compile writes them. */
-		rl = n - 1;
-		if (2 * rl + 4 > scratch_cap) {
-			char *nv = realloc(scratch, 2 * rl + 4);
-			if (!nv) {
-				rc = ENOMEM;
-				goto out;
-			}
-			scratch = nv;
-			scratch_cap = 2 * rl + 4;
-		}
-		size_t plen, reqlen;
-		fc_scan_regex(re, &sh, scratch, &plen, scratch + rl + 2, &reqlen);
+		fc_scan34(re, &sh);
 		if (meta != (uint32_t)sh.meta) {
 			rc = bad(r, spec_at, "the metacharacter flag is %u, but regex '%.60s' %s", meta,
 				 re, sh.meta ? "has metacharacters" : "has none");
@@ -326,7 +379,7 @@ static int parse_v5(struct fc_set *set, unsigned fileno_, struct rd *r, uint32_t
 		bool has = stem >= 0 && (uint32_t)stem < nstems;
 		if (has != (sh.stem_len != 0) ||
 		    (has && (stem_len[stem] != sh.stem_len ||
-			     memcmp(r->b + stem_off[stem], re, sh.stem_len) != 0))) {
+			     memcmp(stem_str[stem], re, sh.stem_len) != 0))) {
 			rc = bad(r, spec_at, "stem id %d does not name the stem of regex '%.60s', "
 				 "which is %s%.*s%s", (int)stem, re, sh.stem_len ? "'" : "",
 				 sh.stem_len ? (int)sh.stem_len : 4, sh.stem_len ? re : "none",
@@ -341,9 +394,8 @@ static int parse_v5(struct fc_set *set, unsigned fileno_, struct rd *r, uint32_t
 		rc = bad(r, r->off, "%zu byte%s after the last spec", r->len - r->off,
 			 r->len - r->off == 1 ? "" : "s");
 out:
-	free(stem_off);
+	free(stem_str);
 	free(stem_len);
-	free(scratch);
 	return rc;
 }
 
@@ -401,7 +453,9 @@ static int v6_regex(struct rd *r, const char **re)
 {
 	uint16_t n;
 	int rc = u16(r, "the regex length", &n);
-	return rc ? rc : cstring(r, n, "regex", re);
+	if (!rc && !(rc = cstring(r, n, "regex", re)))
+		*re = keep(r, *re);
+	return rc;
 }
 
 static int v6_kind(struct rd *r, struct ent *e)
@@ -440,7 +494,7 @@ static int v6_node(struct rd *r, struct v6 *t, unsigned depth, const char **stem
 		return bad(r, at + 2, "a node's stem does not end with a NUL byte");
 	if (depth && (rc = check_field(r, at + 2, (const char *)stem, (size_t)sl - 1u, "node stem")))
 		return rc;
-	*stem_out = (const char *)stem;
+	*stem_out = keep(r, (const char *)stem);
 
 	at = r->off;
 	if ((rc = u32(r, "the literal spec count", &nlit)) ||
@@ -524,9 +578,8 @@ static int parse_v6(struct fc_set *set, unsigned fileno_, struct rd *r, bool pcr
 	struct v6 t = { .pcre1 = pcre1 };
 	const unsigned char *p;
 	const char *root;
-	char *arena = NULL;
 	uint64_t total;
-	size_t at, used = 0, nre = 0, total_at = r->off;
+	size_t at, nre = 0, total_at = r->off;
 	int rc;
 
 	if ((rc = take(r, 8, "the spec count", &p)))
@@ -537,17 +590,9 @@ static int parse_v6(struct fc_set *set, unsigned fileno_, struct rd *r, bool pcr
 	    (rc = count_fits(r, at, t.nctx, 3, "contexts")))
 		return rc;
 	/* contexts are stored without NUL: copy them, each NUL-terminated */
-	arena = malloc(r->len - r->off + t.nctx + 1);
 	t.ctx = malloc((t.nctx + 1) * sizeof(*t.ctx));
-	if (!arena || !t.ctx) {
-		free(arena);
-		free(t.ctx);
+	if (!t.ctx)
 		return ENOMEM;
-	}
-	if ((rc = fc_keep_buf(set, arena))) {
-		free(t.ctx);
-		return rc;
-	}
 	for (uint32_t i = 0; i < t.nctx; i++) {
 		uint16_t n;
 		at = r->off;
@@ -559,12 +604,13 @@ static int parse_v6(struct fc_set *set, unsigned fileno_, struct rd *r, bool pcr
 		}
 		if ((rc = take(r, n, "a context", &p)))
 			goto out;
-		memcpy(arena + used, p, n);
-		arena[used + n] = 0;
-		if ((rc = check_field(r, at + 2, arena + used, n, "context")))
+		char *c = r->keep + r->kept;
+		memcpy(c, p, n);
+		c[n] = 0;
+		r->kept += (size_t)n + 1;
+		if ((rc = check_field(r, at + 2, c, n, "context")))
 			goto out;
-		t.ctx[i] = arena + used;
-		used += (size_t)n + 1;
+		t.ctx[i] = c;
 	}
 	if ((rc = v6_node(r, &t, 0, &root)))
 		goto out;
@@ -604,34 +650,52 @@ out:
 	return rc;
 }
 
-int fc_parse_bin(struct fc_set *set, unsigned fileno_, const char *buf, size_t len,
-		 struct fc_error *err)
+static int parse_all(struct fc_set *set, unsigned fileno_, struct rd *r)
 {
-	struct rd r = { .b = (const unsigned char *)buf, .len = len, .path = set->names[fileno_],
-			.err = err };
 	const unsigned char *v = NULL;
 	uint32_t magic, version, vlen = 0, alen;
 	bool pcre1;
 	int rc;
 
-	r.be = load32(r.b, false) != FC_BIN_MAGIC;
-	if ((rc = u32(&r, "the magic number", &magic)) || (rc = u32(&r, "the version", &version)))
+	if ((rc = u32(r, "the magic number", &magic)))
 		return rc;
-	if (version < 1 || version > 6 || (version == 6) != r.be)
-		return bad(&r, 4, "unsupported version %u (%s-endian); known: 1 to 5 little-endian "
+	r->be = magic != FC_BIN_MAGIC;
+	if ((rc = u32(r, "the version", &version)))
+		return rc;
+	if (version < 1 || version > 6 || (version == 6) != r->be)
+		return bad(r, 4, "unsupported version %u (%s-endian); known: 1 to 5 little-endian "
 			   "(libselinux 3.4 writes 5), 6 big-endian (libselinux 3.8)", version,
-			   r.be ? "big" : "little");
+			   r->be ? "big" : "little");
 	if (version >= 2) {
-		if ((rc = u32(&r, "the PCRE version length", &vlen)) ||
-		    (rc = take(&r, vlen, "the PCRE version", &v)))
+		if ((rc = u32(r, "the PCRE version length", &vlen)) ||
+		    (rc = take(r, vlen, "the PCRE version", &v)))
 			return rc;
 	}
+	/* v stays valid: skipping the architecture reads nothing */
 	if (version >= 5) {
-		if ((rc = u32(&r, "the PCRE architecture length", &alen)) ||
-		    (rc = take(&r, alen, "the PCRE architecture", NULL)))
+		if ((rc = u32(r, "the PCRE architecture length", &alen)) ||
+		    (rc = take(r, alen, "the PCRE architecture", NULL)))
 			return rc;
 	}
 	pcre1 = pcre1_layout(version, v, vlen);
-	return version == 6 ? parse_v6(set, fileno_, &r, pcre1)
-			    : parse_v5(set, fileno_, &r, version, pcre1);
+	return version == 6 ? parse_v6(set, fileno_, r, pcre1)
+			    : parse_v5(set, fileno_, r, version, pcre1);
+}
+
+int fc_parse_bin(struct fc_set *set, unsigned fileno_, const char *buf, int fd, size_t len,
+		 struct fc_error *err)
+{
+	struct rd r = { .b = (const unsigned char *)buf, .wlen = buf ? len : 0, .fd = buf ? -1 : fd,
+			.len = len, .path = set->names[fileno_], .err = err };
+	int rc;
+
+	/* Every kept string is a field of the file plus a NUL, which its length field at least
+	 * pays for: the file's size bounds them all. Untouched pages cost nothing. */
+	if (!(r.keep = fc_balloc(len + 1)))
+		return ENOMEM;
+	if ((rc = fc_keep_big(set, r.keep)))
+		return rc;
+	rc = parse_all(set, fileno_, &r);
+	free(r.wbuf);
+	return rc;
 }

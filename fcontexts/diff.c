@@ -337,11 +337,13 @@ int fc_diff_reaches(const struct fc_diff *d, const char *dir)
 		 * alternation) is not anchored: its "b$" can match text that starts after buf, in
 		 * any name below dir. Unless PCRE2 finds the pattern anchored, visit. */
 		uint32_t opts = 0;
-		if (pcre2_pattern_info(s->re, PCRE2_INFO_ALLOPTIONS, &opts) || !(opts & PCRE2_ANCHORED)) {
+		pcre2_code *re = fc_code(s);
+		if (!re || pcre2_pattern_info(re, PCRE2_INFO_ALLOPTIONS, &opts) ||
+		    !(opts & PCRE2_ANCHORED)) {
 			reach = 1;
 			continue;
 		}
-		int rc = pcre2_match(s->re, (PCRE2_SPTR)buf, len, 0,
+		int rc = pcre2_match(re, (PCRE2_SPTR)buf, len, 0,
 				     PCRE2_PARTIAL_SOFT | PCRE2_NO_JIT, d->md, NULL);
 		if (rc != PCRE2_ERROR_NOMATCH)
 			reach = 1; /* a match, a partial match, or an error: visit */

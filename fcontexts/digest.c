@@ -228,7 +228,7 @@ static struct fc_dindex *build_index(struct fc_set *set)
 	memcpy(d->spec_of, spec_of, n * sizeof(*spec_of));
 	for (uint32_t r = 0; r < n; r++) {
 		const struct spec *sp = &set->specs[spec_of[r]];
-		d->filt[r] = sp->kind != SK_LITERAL && sp->re && filter_safe(sp->pub.regex);
+		d->filt[r] = sp->kind != SK_LITERAL && filter_safe(sp->pub.regex);
 	}
 	d->npre = group_prefixes(d, ps, arena, stack);
 	for (uint32_t i = 0; i < d->npre; i++) {
@@ -409,7 +409,7 @@ static bool jit_prefix(const struct fc_set *cset, const struct fc_dindex *d, str
 	if (!atomic_load_explicit(&p->jitted, memory_order_relaxed)) {
 		for (uint32_t j = p->first; j < p->end; j++) {
 			uint32_t r = d->ranks[j];
-			pcre2_code *re = set->specs[d->spec_of[r]].re;
+			pcre2_code *re = fc_code(&set->specs[d->spec_of[r]]);
 			/* when JIT fails (or is not built in) the interpreter answers */
 			d->jit_ok[r] = re && pcre2_jit_compile(re, PCRE2_JIT_PARTIAL_SOFT) == 0;
 		}
@@ -428,11 +428,14 @@ static int try_spec(const struct spec *s, bool jit_ok, size_t plen, const char *
 
 	if (s->kind == SK_LITERAL) /* "^L$": K == L, or L and the final newline "$" allows */
 		return len == plen || (len == plen + 1 && key[plen] == '\n');
+	pcre2_code *re = fc_code(s);
+	if (!re)
+		return -1;
 	if (jit_ok)
-		rc = pcre2_jit_match(s->re, (PCRE2_SPTR)key, len, 0, PCRE2_PARTIAL_SOFT, md, NULL);
+		rc = pcre2_jit_match(re, (PCRE2_SPTR)key, len, 0, PCRE2_PARTIAL_SOFT, md, NULL);
 	if (rc < 0 && rc != PCRE2_ERROR_NOMATCH && rc != PCRE2_ERROR_PARTIAL)
 		/* JIT has its own stack and limits: the interpreter's answer is libselinux's */
-		rc = pcre2_match(s->re, (PCRE2_SPTR)key, len, 0, PCRE2_PARTIAL_SOFT | PCRE2_NO_JIT,
+		rc = pcre2_match(re, (PCRE2_SPTR)key, len, 0, PCRE2_PARTIAL_SOFT | PCRE2_NO_JIT,
 				 md, NULL);
 	if (rc >= 0 || rc == PCRE2_ERROR_PARTIAL)
 		return 1; /* 0: a match with more groups than md holds */

@@ -171,23 +171,36 @@ static void set_parents(struct tier *t, const struct qnode *n, int above)
 
 /* ---- building ---- */
 
-static int compile_one(struct spec *s, struct fc_error *err)
+static pcre2_code *compile_re(const struct spec *s, int *ecode, PCRE2_SIZE *eoff)
 {
 	size_t n = strlen(s->pub.regex);
 	char *pat = malloc(n + 3);
-	int ecode;
-	PCRE2_SIZE eoff;
+	pcre2_code *re;
 
+	*ecode = 0;
+	*eoff = 0;
 	if (!pat)
-		return ENOMEM;
+		return NULL;
 	pat[0] = '^';
 	memcpy(pat + 1, s->pub.regex, n);
 	pat[n + 1] = '$';
 	pat[n + 2] = 0;
-	s->re = pcre2_compile((PCRE2_SPTR)pat, n + 2, PCRE2_DOTALL, &ecode, &eoff, NULL);
+	re = pcre2_compile((PCRE2_SPTR)pat, n + 2, PCRE2_DOTALL, ecode, eoff, NULL);
 	free(pat);
-	if (!s->re) {
+	return re;
+}
+
+static int compile_one(struct spec *s, struct fc_error *err)
+{
+	int ecode;
+	PCRE2_SIZE eoff;
+	pcre2_code *re = compile_re(s, &ecode, &eoff);
+
+	if (!re && !ecode)
+		return ENOMEM;
+	if (!re) {
 		PCRE2_UCHAR msg[160];
+		size_t n = strlen(s->pub.regex);
 		size_t off = eoff > 0 ? eoff - 1 : 0;
 		if (off > n)
 			off = n;
@@ -197,44 +210,124 @@ static int compile_one(struct spec *s, struct fc_error *err)
 			  (const char *)msg, off);
 		return EINVAL;
 	}
+	atomic_store_explicit(&s->re, re, memory_order_release);
 	return 0;
+}
+
+pcre2_code *fc_code(const struct spec *cs)
+{
+	struct spec *s = (struct spec *)cs; /* compiled lazily */
+	pcre2_code *re = atomic_load_explicit(&s->re, memory_order_acquire), *none = NULL;
+	int ecode;
+	PCRE2_SIZE eoff;
+
+	if (re || s->kind == SK_LITERAL)
+		return re;
+	/* fc_regex_surely_compiles said yes: only memory can fail here. Two threads may both
+	 * compile; the first to store wins. */
+	re = compile_re(s, &ecode, &eoff);
+	if (re && !atomic_compare_exchange_strong_explicit(&s->re, &none, re, memory_order_acq_rel,
+							   memory_order_acquire)) {
+		pcre2_code_free(re);
+		re = none;
+	}
+	return re;
+}
+
+#define FC_MAX_ALTS 8
+
+/* The prefixes a spec is indexed under: its required prefix, or (regex tier) the prefixes of a
+ * leading group of alternatives when each extends the required prefix (fc_prefix_alts).
+ * Returns how many; q[i], qlen[i] point into *scratch or the spec. */
+static size_t spec_prefixes(const struct spec *s, char *scratch, const char **q, size_t *qlen)
+{
+	size_t lens[FC_MAX_ALTS], n = 0, off = 0;
+
+	if (s->kind == SK_REGEX)
+		n = fc_prefix_alts(s->pub.regex, scratch, lens, FC_MAX_ALTS);
+	for (size_t i = 0; i < n; i++) {
+		if (lens[i] < s->qlen || memcmp(scratch + off, s->q, s->qlen) != 0) {
+			n = 0;
+			break;
+		}
+		q[i] = scratch + off;
+		qlen[i] = lens[i];
+		off += lens[i];
+	}
+	if (!n) {
+		q[0] = s->q;
+		qlen[0] = s->qlen;
+		n = 1;
+	}
+	return n;
 }
 
 static int build_tier(struct fc_set *set, struct tier *t, bool plain)
 {
-	unsigned *qid_of = NULL;
-	size_t qcap = 0;
+	unsigned *first = NULL, *qids = NULL;
+	size_t qcap = 0, nq = 0, cap = 0, room = 0;
+	char *alts = NULL;
 	int rc = ENOMEM;
 
 	t->rootq = -1;
 	t->root = qnode_new("", 0);
 	if (!t->root)
 		return ENOMEM;
-	qid_of = malloc((set->nspecs + 1) * sizeof(*qid_of));
-	if (!qid_of)
+	/* the alternatives' text outlives the build: the tree's labels point into it */
+	for (size_t i = 0; i < set->nspecs; i++) {
+		const struct spec *s = &set->specs[i];
+		if (!plain && !s->dead && s->kind == SK_REGEX)
+			room += FC_MAX_ALTS * strlen(s->pub.regex) + 1;
+	}
+	if (room && (!(alts = fc_balloc(room)) || fc_keep_big(set, alts)))
 		goto out;
-	/* Distinct prefixes, in spec order. */
+	first = malloc((set->nspecs + 1) * sizeof(*first));
+	if (!first)
+		goto out;
+	/* Distinct prefixes, in spec order; spec i is under qids[first[i] .. first[i + 1]). */
+	size_t used = 0;
 	for (size_t i = 0; i < set->nspecs; i++) {
 		struct spec *s = &set->specs[i];
+		first[i] = (unsigned)nq;
 		if (s->dead || s->kind == SK_LITERAL || (s->kind == SK_REGEX) == plain)
 			continue;
-		struct qnode *n = qtree_insert(t->root, s->q, (unsigned)s->qlen);
-		if (!n)
-			goto out;
-		if (n->qid < 0) {
-			if (t->nq == qcap) {
-				qcap = qcap ? qcap * 2 : 64;
-				struct qentry *nv = realloc(t->q, qcap * sizeof(*nv));
+		const char *q[FC_MAX_ALTS];
+		size_t qlen[FC_MAX_ALTS], k = spec_prefixes(s, alts ? alts + used : NULL, q, qlen);
+		if (k > 1)
+			used += FC_MAX_ALTS * strlen(s->pub.regex) + 1;
+		for (size_t a = 0; a < k; a++) {
+			struct qnode *n = qtree_insert(t->root, q[a], (unsigned)qlen[a]);
+			if (!n)
+				goto out;
+			if (n->qid < 0) {
+				if (t->nq == qcap) {
+					qcap = qcap ? qcap * 2 : 64;
+					struct qentry *nv = realloc(t->q, qcap * sizeof(*nv));
+					if (!nv)
+						goto out;
+					t->q = nv;
+				}
+				memset(&t->q[t->nq], 0, sizeof(t->q[0]));
+				n->qid = (int)t->nq++;
+			}
+			/* two alternatives with the same prefix: once */
+			bool seen = false;
+			for (size_t j = first[i]; j < nq; j++)
+				seen |= qids[j] == (unsigned)n->qid;
+			if (seen)
+				continue;
+			if (nq == cap) {
+				cap = cap ? cap * 2 : 256;
+				unsigned *nv = realloc(qids, cap * sizeof(*nv));
 				if (!nv)
 					goto out;
-				t->q = nv;
+				qids = nv;
 			}
-			memset(&t->q[t->nq], 0, sizeof(t->q[0]));
-			n->qid = (int)t->nq++;
+			qids[nq++] = (unsigned)n->qid;
+			t->q[n->qid].nspecs++;
 		}
-		qid_of[i] = (unsigned)n->qid;
-		t->q[n->qid].nspecs++;
 	}
+	first[set->nspecs] = (unsigned)nq;
 	for (unsigned k = 0; k < t->nq; k++) {
 		t->q[k].specs = malloc(t->q[k].nspecs * sizeof(unsigned));
 		if (!t->q[k].specs)
@@ -243,17 +336,17 @@ static int build_tier(struct fc_set *set, struct tier *t, bool plain)
 	}
 	/* Highest priority first: walk the specs backwards. */
 	for (size_t i = set->nspecs; i-- > 0;) {
-		struct spec *s = &set->specs[i];
-		if (s->dead || s->kind == SK_LITERAL || (s->kind == SK_REGEX) == plain)
-			continue;
-		struct qentry *e = &t->q[qid_of[i]];
-		e->specs[e->nspecs++] = (unsigned)i;
+		for (unsigned j = first[i]; j < first[i + 1]; j++) {
+			struct qentry *e = &t->q[qids[j]];
+			e->specs[e->nspecs++] = (unsigned)i;
+		}
 	}
 	t->rootq = t->root->qid;
 	set_parents(t, t->root, -1);
 	rc = 0;
 out:
-	free(qid_of);
+	free(first);
+	free(qids);
 	return rc;
 }
 
@@ -266,11 +359,11 @@ int fc_build_index(struct fc_set *set, struct fc_error *err)
 
 	for (size_t i = 0; i < set->nspecs; i++)
 		total += 2 * strlen(set->specs[i].pub.regex) + 4;
-	arena = malloc(total + 1);
+	arena = fc_balloc(total + 1);
 	if (!arena)
 		return ENOMEM;
-	if ((rc = fc_keep_buf(set, arena)))
-		return free(arena), rc;
+	if ((rc = fc_keep_big(set, arena)))
+		return rc;
 
 	for (size_t i = 0; i < set->nspecs; i++) {
 		struct spec *s = &set->specs[i];
@@ -316,7 +409,7 @@ int fc_build_index(struct fc_set *set, struct fc_error *err)
 			if (!s->dead)
 				nlit++;
 		} else {
-			if ((rc = compile_one(s, err)))
+			if (!fc_regex_surely_compiles(s->pub.regex) && (rc = compile_one(s, err)))
 				return rc;
 			s->tier_pos = s->kind == SK_PLAINRE ? pos_plain++ : pos_regex++;
 		}
@@ -404,11 +497,23 @@ static struct chunkset *build_chunkset(struct fc_set *set, const struct tier *t,
 				cs->all[n++] = i;
 		}
 	qsort_r(cs->all, n, sizeof(unsigned), by_priority, set);
+	/* a spec indexed under two prefixes of the same key comes once */
+	unsigned m = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (!m || cs->all[m - 1] != cs->all[i])
+			cs->all[m++] = cs->all[i];
+	n = m;
 	cs->nall = n;
 	for (unsigned i = 0; i < n; i++) {
 		struct spec *s = &set->specs[cs->all[i]];
 		if (!s->jit_tried) {
-			s->jitted = jit(s->re);
+			pcre2_code *re = fc_code(s);
+			if (!re) {
+				free(cs->all);
+				free(cs);
+				return NULL;
+			}
+			s->jitted = jit(re);
 			s->jit_tried = true;
 		}
 	}

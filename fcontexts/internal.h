@@ -32,7 +32,9 @@ struct spec {
 	size_t litlen;
 	char *q;            /* a key must start with q to be a candidate (stem rule included) */
 	size_t qlen;
-	pcre2_code *re;     /* "^REGEX$", compiled at load (NULL for SK_LITERAL) */
+	/* "^REGEX$" (NULL for SK_LITERAL): compiled at load when the regex might not compile
+	 * (fc_regex_surely_compiles false), otherwise when first needed (fc_code) */
+	_Atomic(pcre2_code *) re;
 	char *req;          /* a literal every match contains at or after offset reqfrom... */
 	size_t reqlen;      /* ...of this length (0: none known) */
 	size_t reqfrom;
@@ -88,9 +90,11 @@ struct fc_dindex; /* digest.c's index, opaque elsewhere */
 
 struct fc_set {
 	struct spec *specs;
-	size_t nspecs;
+	size_t nspecs, cap;
 	char **bufs;        /* file contents; spec strings point into them */
 	size_t nbufs;
+	void **bigs;        /* the same, from fc_balloc */
+	size_t nbigs;
 	char **names;       /* file names for fc_spec.file */
 	size_t nnames;
 	struct sublist subs, dist;
@@ -107,14 +111,24 @@ struct fc_set {
 /* specs.c: building the spec list, for the text and the compiled readers alike */
 void fc_seterr(struct fc_error *err, const char *file, unsigned line, unsigned col,
 	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-/* Reads a whole file (NUL-terminated at *len). ENOENT is returned silently when optional. */
-int fc_read_file(const char *path, bool optional, char **out, size_t *len, struct fc_error *err);
-/* The set owns buf from now on, even on failure. */
+/* Reads a whole file (NUL-terminated at *len; fc_balloc'd). ENOENT is returned silently when optional.
+ * With bin_fd non-NULL, a compiled file (by its magic number) is not read: *bin_fd is its
+ * open descriptor (for the caller to close), *len its size, *out NULL; else *bin_fd is -1. */
+int fc_read_file(const char *path, bool optional, char **out, size_t *len, int *bin_fd,
+		 struct fc_error *err);
+/* The set owns buf (malloc'd) from now on, even on failure. */
 int fc_keep_buf(struct fc_set *set, char *buf);
+/* Blocks that big ones are (fc_read_file's buffer, the spec list): fc_bfree frees them, as
+ * fc_free does those given to fc_keep_big (owned from then on, even on failure). */
+void *fc_balloc(size_t n);
+void fc_bfree(void *p);
+int fc_keep_big(struct fc_set *set, void *p);
 /* Records a file name for fc_spec.file; *fileno_ is its index. */
 int fc_keep_name(struct fc_set *set, const char *path, unsigned *fileno_);
 /* Appends a spec whose regex, mode and context are set, filling in its derived fields. */
 int fc_push_spec(struct fc_set *set, struct spec *s);
+/* Room for n more specs (a hint: fc_push_spec grows the list anyway). */
+int fc_reserve(struct fc_set *set, size_t n);
 
 /* parse.c: text file_contexts in buf (kept by the set), and substitution files */
 int fc_parse_text(struct fc_set *set, unsigned fileno_, char *buf, size_t len,
@@ -124,7 +138,8 @@ int fc_parse_subs(struct fc_set *set, const char *path, struct sublist *list, bo
 
 /* binfile.c: compiled file_contexts (sefcontext_compile's .bin), found by its magic number */
 bool fc_bin_magic(const char *buf, size_t len);
-int fc_parse_bin(struct fc_set *set, unsigned fileno_, const char *buf, size_t len,
+/* From buf (the whole file) or, when buf is NULL, read from fd (len bytes). */
+int fc_parse_bin(struct fc_set *set, unsigned fileno_, const char *buf, int fd, size_t len,
 		 struct fc_error *err);
 
 /* load.c: one file, text or compiled */
@@ -144,11 +159,22 @@ struct regex_shape {
 	bool literal;       /* no metacharacters and only escapes of punctuation */
 	size_t stem_len;    /* libselinux 3.4's stem, 0 for none */
 };
+/* meta and stem_len only (literal is left unset) */
+void fc_scan34(const char *re, struct regex_shape *shape);
 void fc_scan_regex(const char *re, struct regex_shape *shape, char *prefix, size_t *prefix_len,
 		   char *req, size_t *req_len);
 
+/* Prefixes, one of which every match of a regex "LIT(A|B|...)LIT..." starts with (see scan.c);
+ * 0 when the regex is not of that form. out needs max * strlen(re) bytes. */
+size_t fc_prefix_alts(const char *re, char *out, size_t *lens, size_t max);
+/* True when "^RE$" certainly compiles: its compile may wait until a lookup needs it. */
+bool fc_regex_surely_compiles(const char *re);
+
 /* index.c */
 int fc_build_index(struct fc_set *set, struct fc_error *err);
+/* A non-literal spec's compiled regex, compiled now if it was left for later (safe from any
+ * thread); NULL only when out of memory. */
+pcre2_code *fc_code(const struct spec *s);
 void fc_free_index(struct fc_set *set);
 const struct chunkset *fc_chunkset(const struct fc_set *set, const struct tier *t, int qid,
 				   unsigned cls);

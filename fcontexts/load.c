@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -16,14 +17,22 @@ int fc_parse_file(struct fc_set *set, const char *path, bool optional, struct fc
 	char *buf;
 	size_t len;
 	unsigned fileno_;
-	int rc = fc_read_file(path, optional, &buf, &len, err);
+	int fd;
+	int rc = fc_read_file(path, optional, &buf, &len, &fd, err);
 
 	if (rc)
 		return rc;
-	if ((rc = fc_keep_buf(set, buf)) || (rc = fc_keep_name(set, path, &fileno_)))
+	if (fd >= 0) {
+		/* the reader copies what the specs keep */
+		if (!(rc = fc_keep_name(set, path, &fileno_)))
+			rc = fc_parse_bin(set, fileno_, NULL, fd, len, err);
+		close(fd);
+		return rc;
+	}
+	if ((rc = fc_keep_big(set, buf)) || (rc = fc_keep_name(set, path, &fileno_)))
 		return rc;
 	if (fc_bin_magic(buf, len))
-		return fc_parse_bin(set, fileno_, buf, len, err);
+		return fc_parse_bin(set, fileno_, buf, -1, len, err);
 	return fc_parse_text(set, fileno_, buf, len, err);
 }
 
@@ -231,10 +240,13 @@ void fc_free(fc_set *set)
 	for (size_t i = 0; i < set->nbufs; i++)
 		free(set->bufs[i]);
 	free(set->bufs);
+	for (size_t i = 0; i < set->nbigs; i++)
+		fc_bfree(set->bigs[i]);
+	free(set->bigs);
 	for (size_t i = 0; i < set->nnames; i++)
 		free(set->names[i]);
 	free(set->names);
-	free(set->specs);
+	fc_bfree(set->specs);
 	free_subs(&set->subs);
 	free_subs(&set->dist);
 	pthread_mutex_destroy(&set->lock);

@@ -153,7 +153,7 @@ static int make_key(const struct fc_set *set, const char *path, struct scratch *
 /* The first spec of the tier, in 3.4's order, that the key's prefix leaves possible and that
  * matches; NOMATCH; FAILED on a PCRE2 error; or -ENOMEM. */
 static int run_tier(const struct fc_set *set, const struct tier *t, const char *key, size_t len,
-		    unsigned cls, pcre2_match_data *md, const uint64_t pairs[4])
+		    unsigned cls, pcre2_match_data *md, uint64_t pairs[5])
 {
 	int qid = fc_find_q(t, key, len);
 	const struct chunkset *cs;
@@ -166,6 +166,10 @@ static int run_tier(const struct fc_set *set, const struct tier *t, const char *
 	for (unsigned i = 0; i < cs->nall; i++) {
 		const struct spec *sp = &set->specs[cs->all[i]];
 		if (sp->reqlen) {
+			if (!pairs[4]) { /* the key's byte pairs, when first needed */
+				fc_pairs(key, len, pairs);
+				pairs[4] = 1;
+			}
 			if ((sp->pairs[0] & ~pairs[0]) | (sp->pairs[1] & ~pairs[1]) |
 			    (sp->pairs[2] & ~pairs[2]) | (sp->pairs[3] & ~pairs[3]))
 				continue;
@@ -217,7 +221,9 @@ static int spec_matches(const struct spec *s, const char *key, size_t len, unsig
 		       memcmp(key, s->lit, s->litlen) == 0;
 	if (len < s->qlen || memcmp(key, s->q, s->qlen) != 0)
 		return 0;
-	int rc = pcre2_match(s->re, (PCRE2_SPTR)key, len, 0, PCRE2_NO_JIT, md, NULL);
+	pcre2_code *re = fc_code(s);
+	int rc = re ? pcre2_match(re, (PCRE2_SPTR)key, len, 0, PCRE2_NO_JIT, md, NULL)
+		    : PCRE2_ERROR_NOMEMORY;
 	if (rc == PCRE2_ERROR_NOMATCH)
 		return 0;
 	if (rc < 0 && code)
@@ -273,9 +279,7 @@ int fc_lookup(const fc_set *set, const char *path, mode_t mode, struct fc_result
 		return rc;
 
 	best = set->lhash ? literal_best(set, key, len, cls) : NOMATCH;
-	uint64_t pairs[4];
-	if (best < 0 || set->plain.nq)
-		fc_pairs(key, len, pairs);
+	uint64_t pairs[5] = { 0 }; /* [4]: computed */
 	if (set->plain.nq) {
 		int r = run_tier(set, &set->plain, key, len, cls, s->md, pairs);
 		if (r == FAILED || r < -2)

@@ -99,8 +99,14 @@ int fc_parse_text(struct fc_set *set, unsigned fileno_, char *buf, size_t len,
 {
 	const char *path = set->names[fileno_];
 	unsigned lineno = 0;
+	size_t lines = 1;
 	int rc;
 
+	/* at most a spec per line: room for them at once */
+	for (const char *c = buf; (c = memchr(c, '\n', (size_t)(buf + len - c))); c++)
+		lines++;
+	if ((rc = fc_reserve(set, lines)))
+		return rc;
 	for (char *line = buf; line < buf + len;) {
 		char *nl = memchr(line, '\n', (size_t)(buf + len - line));
 		char *end = nl ? nl : buf + len;
@@ -134,11 +140,11 @@ int fc_parse_subs(struct fc_set *set, const char *path, struct sublist *list, bo
 {
 	char *buf;
 	size_t len;
-	int rc = fc_read_file(path, optional, &buf, &len, err);
+	int rc = fc_read_file(path, optional, &buf, &len, NULL, err);
 
 	if (rc)
 		return rc;
-	if ((rc = fc_keep_buf(set, buf)))
+	if ((rc = fc_keep_big(set, buf)))
 		return rc;
 	/* A NUL byte is refused, as in file_contexts: 3.4 reads a SRC that ends at one on past
 	 * it, taking the bytes after the NUL as DST. */

@@ -10,7 +10,13 @@
 
 static bool is_meta34(int c)
 {
-	return c && strchr(".^$?*+|[({", c) != NULL;
+	switch (c) {
+	case '.': case '^': case '$': case '?': case '*': case '+': case '|': case '[': case '(':
+	case '{':
+		return true;
+	default:
+		return false;
+	}
 }
 
 static bool is_quant(int c)
@@ -18,7 +24,7 @@ static bool is_quant(int c)
 	return c == '?' || c == '*' || c == '+' || c == '{';
 }
 
-static void scan34(const char *re, struct regex_shape *sh)
+void fc_scan34(const char *re, struct regex_shape *sh)
 {
 	const char *slash = re[0] ? strchr(re + 1, '/') : NULL;
 
@@ -236,7 +242,7 @@ void fc_scan_regex(const char *re, struct regex_shape *sh, char *prefix, size_t 
 			     .run = { .best = req, .first = true } };
 	size_t n = strlen(re);
 
-	scan34(re, sh);
+	fc_scan34(re, sh);
 	while (s.i < n && !s.opaque) {
 		if (re[s.i] == '\\')
 			escape(&s);
@@ -255,4 +261,261 @@ void fc_scan_regex(const char *re, struct regex_shape *sh, char *prefix, size_t 
 	sh->literal = s.literal && !sh->meta;
 	*prefix_len = s.plen;
 	*req_len = s.run.best_len;
+}
+
+/*
+ * True when "^RE$" is sure to compile in PCRE2 (DOTALL): RE uses only a small, well-understood
+ * part of the syntax — printable ASCII, escapes of punctuation and \d \D \s \S \w \W, '.',
+ * '^', '$', '|', plain groups, quantifiers ? * + after something repeatable (a lazy or
+ * possessive mark allowed), {n}, {n,}, {n,m} with n <= m < 65536, and bracket classes without
+ * POSIX names or reversed ranges. Anything else answers false, and the caller compiles it at
+ * once to learn whether and why it fails; so a deferred compile cannot fail for a reason the
+ * load would have reported.
+ */
+static bool class_ok(const char *re, size_t *i)
+{
+	size_t j = *i + 1;
+	int prev = -1; /* the last single character, a range's possible start */
+
+	/* "[:alpha:]" outside a class is an error, "[.x.]" and "[=x=]" too */
+	if (re[j] == ':' || re[j] == '.' || re[j] == '=')
+		return false;
+	if (re[j] == '^')
+		j++;
+	if (re[j] == ']')
+		prev = ']', j++;
+	for (;;) {
+		unsigned char c = (unsigned char)re[j];
+		if (!c || c < 0x20 || c > 0x7e || c == '[')
+			return false;
+		if (c == ']')
+			break;
+		if (c == '\\') {
+			unsigned char x = (unsigned char)re[j + 1];
+			if (x < 0x20 || x > 0x7e)
+				return false;
+			if (isalnum(x)) {
+				/* a class escape cannot start or end a range: "[\\d-z]" is an error */
+				if (!strchr("dDsSwW", x) || (re[j + 2] == '-' && re[j + 3] != ']'))
+					return false;
+				prev = -1;
+			} else {
+				prev = x;
+			}
+			j += 2;
+			continue;
+		}
+		if (c == '-' && prev >= 0 && re[j + 1] != ']') {
+			unsigned char hi = (unsigned char)re[j + 1];
+			if (hi == '\\' || hi == '[' || hi < 0x20 || hi > 0x7e || hi < prev)
+				return false;
+			j += 2;
+			prev = -1;
+			continue;
+		}
+		prev = c;
+		j++;
+	}
+	*i = j + 1;
+	return true;
+}
+
+static bool count_ok(const char *re, size_t *i, unsigned long *mult)
+{
+	size_t j = *i + 1;
+	unsigned long lo = 0, hi;
+	size_t d = 0;
+
+	while (isdigit((unsigned char)re[j]) && d < 6)
+		lo = lo * 10 + (unsigned long)(re[j++] - '0'), d++;
+	if (!d || isdigit((unsigned char)re[j]))
+		return false;
+	hi = lo;
+	if (re[j] == ',') {
+		j++;
+		d = 0;
+		hi = 0;
+		while (isdigit((unsigned char)re[j]) && d < 6)
+			hi = hi * 10 + (unsigned long)(re[j++] - '0'), d++;
+		if (isdigit((unsigned char)re[j]))
+			return false;
+		if (!d)
+			hi = lo;
+	}
+	if (re[j] != '}' || lo > hi || hi >= 65536)
+		return false;
+	*mult *= hi + 1;
+	*i = j + 1;
+	return true;
+}
+
+bool fc_regex_surely_compiles(const char *re)
+{
+	size_t i = 0, n = strlen(re);
+	int depth = 0;
+	bool repeatable = false; /* the last item can take a quantifier */
+	unsigned long mult = 1;  /* how often counted repeats may copy the pattern, at most */
+
+	if (n > 4000)
+		return false;
+	while (i < n) {
+		unsigned char c = (unsigned char)re[i];
+		if (c < 0x20 || c > 0x7e)
+			return false;
+		switch (c) {
+		case '\\': {
+			unsigned char x = (unsigned char)re[i + 1];
+			if (x < 0x20 || x > 0x7e || (isalnum(x) && !strchr("dDsSwW", x)))
+				return false;
+			i += 2;
+			repeatable = true;
+			continue;
+		}
+		case '[':
+			if (!class_ok(re, &i))
+				return false;
+			repeatable = true;
+			continue;
+		case '(':
+			if (re[i + 1] == '?' || re[i + 1] == '*' || ++depth > 100)
+				return false;
+			repeatable = false;
+			break;
+		case ')':
+			if (--depth < 0)
+				return false;
+			repeatable = true;
+			break;
+		case '|': case '^': case '$':
+			repeatable = false;
+			break;
+		case '?': case '*': case '+': case '{':
+			if (!repeatable)
+				return false;
+			if (c == '{') {
+				/* PCRE2 copies a counted item: bound the compiled size */
+				if (!count_ok(re, &i, &mult) || mult > 64 || n * mult > 16000)
+					return false;
+			} else {
+				i++;
+			}
+			if (re[i] == '?' || re[i] == '+')
+				i++;
+			if (re[i] && strchr("?*+{", re[i]))
+				return false;
+			repeatable = false;
+			continue;
+		case '}': case ']': default:
+			repeatable = true;
+			break;
+		}
+		i++;
+	}
+	return depth == 0;
+}
+
+/*
+ * Prefixes for a regex that starts with a group of plain alternatives: "/(vendor|system/vendor)
+ * /bin/x" gives "/vendor/bin/x" and "/system/vendor/bin/x", of which every match starts with
+ * one. Written one after another to out (each at most strlen(re) bytes, not NUL-terminated);
+ * lens[i] their lengths. Returns how many (2..max), or 0 when the regex is not of that form:
+ * a literal run, "(" A1 "|" ... "|" An ")" with each Ai a literal run, no quantifier on the
+ * group, then a literal run (its last character dropped when a quantifier follows it), and no
+ * "|" outside a group anywhere (a top-level "|" unanchors both sides).
+ */
+static bool plain_lit(const char *re, size_t i, char *c, size_t *adv)
+{
+	unsigned char x = (unsigned char)re[i];
+	if (x == '\\') {
+		unsigned char y = (unsigned char)re[i + 1];
+		if (!y || isalnum(y) || y < 0x20 || y > 0x7e)
+			return false;
+		*c = (char)y;
+		*adv = 2;
+		return true;
+	}
+	if (!x || x < 0x20 || x > 0x7e || strchr(".^$?*+|[](){}", x))
+		return false;
+	*c = (char)x;
+	*adv = 1;
+	return true;
+}
+
+size_t fc_prefix_alts(const char *re, char *out, size_t *lens, size_t max)
+{
+	size_t n = strlen(re), i = 0, adv, p0 = 0, nalt = 0, starts[16];
+	char c, head[512], tail[512], *o = out;
+
+	if (max > 16)
+		max = 16;
+	if (n >= sizeof(head))
+		return 0;
+	/* the literal run before the group */
+	while (plain_lit(re, i, &c, &adv)) {
+		if (is_quant(re[i + adv]))
+			return 0;
+		head[p0++] = c;
+		i += adv;
+	}
+	if (re[i] != '(' || re[i + 1] == '?' || re[i + 1] == '*')
+		return 0;
+	i++;
+	for (;;) {
+		if (nalt == max)
+			return 0;
+		starts[nalt] = (size_t)(o - out);
+		memcpy(o, head, p0);
+		o += p0;
+		while (plain_lit(re, i, &c, &adv)) {
+			*o++ = c;
+			i += adv;
+		}
+		lens[nalt] = (size_t)(o - out) - starts[nalt];
+		nalt++;
+		if (re[i] == '|') {
+			i++;
+			continue;
+		}
+		if (re[i] != ')')
+			return 0;
+		i++;
+		break;
+	}
+	if (nalt < 2 || is_quant(re[i]))
+		return 0;
+	/* the literal run after it, added to each alternative */
+	size_t tl = 0;
+	while (plain_lit(re, i, &c, &adv) && !is_quant(re[i + adv])) {
+		tail[tl++] = c;
+		i += adv;
+	}
+	/* no top-level '|' in the rest */
+	for (int depth = 0; re[i]; ) {
+		if (re[i] == '\\') {
+			if (!re[i + 1])
+				return 0;
+			i += 2;
+		} else if (re[i] == '[') {
+			size_t j = skip_class(re, i);
+			if (!j)
+				return 0;
+			i = j;
+		} else {
+			if (re[i] == '(')
+				depth++;
+			else if (re[i] == ')' && --depth < 0)
+				return 0;
+			else if (re[i] == '|' && depth == 0)
+				return 0;
+			i++;
+		}
+	}
+	/* each alternative gets the tail: rebuild from the back so nothing is overwritten */
+	for (size_t k = nalt; k-- > 0;) {
+		size_t dst = starts[k] + k * tl;
+		memmove(out + dst, out + starts[k], lens[k]);
+		memcpy(out + dst + lens[k], tail, tl);
+		lens[k] += tl;
+	}
+	return nalt;
 }

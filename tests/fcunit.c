@@ -9,7 +9,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <stdbool.h>
+
 #include "fcontexts.h"
+
+/* Private to the library (fcontexts/internal.h): whether a regex may be compiled lazily. */
+bool fc_regex_surely_compiles(const char *re);
 
 static int failures;
 
@@ -234,6 +241,70 @@ static void test_long_path(void)
 	fc_free(set);
 }
 
+/*
+ * A regex the loader leaves uncompiled until a lookup needs it must be one PCRE2 compiles:
+ * otherwise its error would surface at a lookup, not at the load. Random regexes built from
+ * the pieces PCRE2's syntax turns on, each checked against PCRE2 itself.
+ */
+static void test_lazy_compile(void)
+{
+	static const char *const piece[] = {
+		"a", "b", "/", "-", ".", "*", "+", "?", "|", "(", ")", "[", "]", "^", "$", "{", "}",
+		",", "0", "1", "2", "9", "\\", "\\d", "\\w", "\\.", "\\b", "\\x", "\\Q",
+		":", "=", "(?", "[:alpha:]", "{2}", "{1,3}", "{3,1}", "{,2}", "{99999}", "*?", "++",
+		"[a-z]", "[z-a]", "[^]", "[]a]", "[\\d-z]", "[a-\\d]", "[%--]", "(*", " ", "\\",
+	};
+	const size_t npiece = sizeof(piece) / sizeof(piece[0]);
+	unsigned long seed = 12345, sure = 0, wrong = 0, n = 200000;
+	char re[256], pat[260], first_wrong[256] = "";
+
+	for (unsigned long k = 0; k < n; k++) {
+		size_t len = 0;
+		seed = seed * 6364136223846793005ul + 1442695040888963407ul;
+		unsigned parts = 1 + (unsigned)(seed >> 60);
+		re[0] = 0;
+		for (unsigned j = 0; j < parts; j++) {
+			seed = seed * 6364136223846793005ul + 1442695040888963407ul;
+			const char *pc = piece[(seed >> 33) % npiece];
+			size_t pl = strlen(pc);
+			if (len + pl >= sizeof(re))
+				break;
+			memcpy(re + len, pc, pl + 1);
+			len += pl;
+		}
+		if (!fc_regex_surely_compiles(re))
+			continue;
+		sure++;
+		int ecode;
+		PCRE2_SIZE eoff;
+		snprintf(pat, sizeof(pat), "^%s$", re);
+		pcre2_code *code = pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED, PCRE2_DOTALL,
+						 &ecode, &eoff, NULL);
+		if (!code) {
+			if (!wrong++)
+				snprintf(first_wrong, sizeof(first_wrong), "%s", re);
+		}
+		pcre2_code_free(code);
+	}
+	CHECK(!wrong, "lazy compile: %lu of %lu random regexes left for later, %lu of them do not "
+	      "compile%s%s", sure, n, wrong, wrong ? ", first: " : "", first_wrong);
+	CHECK(sure > n / 20, "lazy compile: the random regexes include some the loader defers (%lu)",
+	      sure);
+	/* and the shapes real policies use are deferred */
+	static const char *const common[] = {
+		"/usr/lib/.*\\.so(\\.[^/]*)*", "/dev/tty[0-9]*", "/home/[^/]+/\\.ssh(/.*)?",
+		"/var/run/(.*\\.)?pid", "/etc/ssh/ssh_host.*_key", "/dev/[shmxv]d[^/]*",
+		"/proc/[0-9]{1,5}",
+	};
+	for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++)
+		CHECK(fc_regex_surely_compiles(common[i]), "lazy compile: '%s' is deferred", common[i]);
+	static const char *const bad[] = { "a**", "(a", "a)", "[a", "[z-a]", "*a", "a{2,1}",
+					   "(?<n>a)", "\\", "[[:alpha:]]", "a{2}{3}" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(!fc_regex_surely_compiles(bad[i]), "lazy compile: '%s' is compiled at load",
+		      bad[i]);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -246,5 +317,6 @@ int main(int argc, char **argv)
 	test_explain();
 	test_all_or_nothing();
 	test_long_path();
+	test_lazy_compile();
 	return failures ? 1 : 0;
 }
