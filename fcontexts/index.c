@@ -143,7 +143,17 @@ int fc_find_q(const struct tier *t, const char *key, size_t len)
 	if (!n)
 		return -1;
 	while (pos < len) {
-		const struct qnode *c = qnode_kid(n, (unsigned char)key[pos], NULL);
+		const struct qnode *c = NULL;
+		if (n->nkids <= sizeof(n->kc)) {
+			/* a few kids: their first bytes sit in the node */
+			for (unsigned i = 0; i < n->nkids; i++)
+				if (n->kc[i] == (unsigned char)key[pos]) {
+					c = n->kids[i];
+					break;
+				}
+		} else {
+			c = qnode_kid(n, (unsigned char)key[pos], NULL);
+		}
 		unsigned j = 1; /* the first byte matched in qnode_kid */
 		if (!c || c->len > len - pos)
 			break;
@@ -159,8 +169,10 @@ int fc_find_q(const struct tier *t, const char *key, size_t len)
 	return best;
 }
 
-static void set_parents(struct tier *t, const struct qnode *n, int above)
+static void set_parents(struct tier *t, struct qnode *n, int above)
 {
+	for (unsigned i = 0; i < n->nkids && i < sizeof(n->kc); i++)
+		n->kc[i] = (unsigned char)n->kids[i]->label[0];
 	if (n->qid >= 0) {
 		t->q[n->qid].parent = above;
 		above = n->qid;
@@ -430,6 +442,8 @@ int fc_build_index(struct fc_set *set, struct fc_error *err)
 		struct spec *s = &set->specs[i];
 		if (s->kind != SK_LITERAL || s->dead)
 			continue;
+		size_t lb = s->litlen < 255 ? s->litlen : 255;
+		set->litlens[lb >> 6] |= 1ull << (lb & 63);
 		size_t b = fc_hash(s->lit, s->litlen) & set->lmask;
 		while (set->lhash[b] >= 0) {
 			struct spec *o = &set->specs[set->lhash[b]];

@@ -56,6 +56,7 @@ struct qnode {
 	const char *label;  /* edge label from the parent */
 	unsigned len;
 	unsigned nkids;
+	unsigned char kc[8]; /* the first bytes of the first 8 kids' labels (built last) */
 	struct qnode **kids; /* sorted by first byte of label */
 	int qid;            /* index into tier.q when some spec requires exactly this prefix */
 };
@@ -101,6 +102,7 @@ struct fc_set {
 	/* literal hash over SK_LITERAL specs: bucket -> highest-priority spec, -1 empty */
 	int *lhash;
 	size_t lmask;
+	uint64_t litlens[4]; /* bit L (255: 255 or more): some literal spec is L bytes long */
 	struct tier plain, regex;
 	pthread_mutex_t lock; /* guards lazy chunk building */
 	char *warning;        /* what loading worked around (fc_load_warning), or NULL */
@@ -145,10 +147,10 @@ int fc_parse_bin(struct fc_set *set, unsigned fileno_, const char *buf, int fd, 
 /* load.c: one file, text or compiled */
 int fc_parse_file(struct fc_set *set, const char *path, bool optional, struct fc_error *err);
 
-/* lookup.c: the key a lookup and a digest use for path[0..len): runs of '/' made one, one
- * trailing '/' dropped (not from "/"), then the substitutions, local then dist. a and b are
- * scratch of len + fc_key_room(set) bytes each; returns the key (in a or b), its length in
- * *keylen. */
+/* lookup.c: the key a lookup and a digest use for path[0..len) (path[len] is NUL): runs of '/'
+ * made one, one trailing '/' dropped (not from "/"), then the substitutions, local then dist.
+ * a and b are scratch of len + fc_key_room(set) bytes each; returns the key (path itself when
+ * nothing changes it, else in a or b; NUL-terminated), its length in *keylen. */
 size_t fc_key_room(const struct fc_set *set);
 const char *fc_make_key(const struct fc_set *set, const char *path, size_t len, char *a, char *b,
 			size_t *keylen);

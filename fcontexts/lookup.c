@@ -1,5 +1,6 @@
 /* Loading a set, and looking paths up in it. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,30 +105,58 @@ size_t fc_key_room(const struct fc_set *set)
 	return max_dst(&set->subs) + max_dst(&set->dist) + 2;
 }
 
+/* Whether p[0..n) may hold "//": eight bytes a step; a false yes ("/." can look like one)
+ * only costs the slow path. */
+static bool maybe_double_slash(const char *p, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	uint64_t prev = 0, w, t, z;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, p + i, 8);
+		t = w ^ (ones * '/');
+		z = (t - ones) & ~t & highs; /* the high bit of each byte that is (or may be) '/' */
+		if ((z & (z >> 8)) || (prev && (z & 0x80)))
+			return true;
+		prev = z >> 63;
+	}
+	for (; i < n; i++)
+		if (p[i] == '/' && i && p[i - 1] == '/')
+			return true;
+	return false;
+}
+
 const char *fc_make_key(const struct fc_set *set, const char *path, size_t len, char *a, char *b,
 			size_t *keylen)
 {
-	char *buf[2] = { a, b };
+	const char *key = a;
 	size_t n = 0;
-	/* Copy up to each '/', then skip the slashes that follow it. */
-	for (size_t i = 0; i < len;) {
-		const char *sl = memchr(path + i, '/', len - i);
-		size_t upto = sl ? (size_t)(sl - path) + 1 : len;
-		memcpy(a + n, path + i, upto - i);
-		n += upto - i;
-		for (i = upto; i < len && path[i] == '/'; i++)
-			;
+
+	if (len && (len == 1 || path[len - 1] != '/') && !maybe_double_slash(path, len)) {
+		/* already clean (the usual case): the path itself, NUL-terminated at len */
+		key = path;
+		n = len;
+	} else {
+		/* Copy up to each '/', then skip the slashes that follow it. */
+		for (size_t i = 0; i < len;) {
+			const char *sl = memchr(path + i, '/', len - i);
+			size_t upto = sl ? (size_t)(sl - path) + 1 : len;
+			memcpy(a + n, path + i, upto - i);
+			n += upto - i;
+			for (i = upto; i < len && path[i] == '/'; i++)
+				;
+		}
+		if (n > 1 && a[n - 1] == '/')
+			n--;
+		a[n] = 0;
 	}
-	if (n > 1 && a[n - 1] == '/')
-		n--;
-	a[n] = 0;
-	int cur = 0;
-	if (set->subs.n && apply_subs(&set->subs, buf[cur], n, buf[!cur], &n))
-		cur = !cur;
-	if (set->dist.n && apply_subs(&set->dist, buf[cur], n, buf[!cur], &n))
-		cur = !cur;
+	if (set->subs.n && apply_subs(&set->subs, key, n, key == a ? b : a, &n))
+		key = key == a ? b : a;
+	if (set->dist.n && apply_subs(&set->dist, key, n, key == a ? b : a, &n))
+		key = key == a ? b : a;
 	*keylen = n;
-	return buf[cur];
+	return key;
 }
 
 static int make_key(const struct fc_set *set, const char *path, struct scratch **sp,
@@ -198,6 +227,10 @@ static int literal_best(const struct fc_set *set, const char *key, size_t len, u
 				break;
 			l--;
 		}
+		/* no literal spec has this length: nothing to hash */
+		size_t lb = l < 255 ? l : 255;
+		if (!(set->litlens[lb >> 6] >> (lb & 63) & 1))
+			continue;
 		for (int i = fc_literal_find(set, key, l); i >= 0; i = set->specs[i].next_same) {
 			if (!fc_class_ok(set->specs[i].tclass, cls))
 				continue;
