@@ -58,7 +58,7 @@
  * stays in cache. Pointers from take() are valid until the next take(): what a spec keeps is
  * copied out at once (keep()).
  */
-#define FC_BIN_WINDOW (128u << 10)
+#define FC_BIN_WINDOW (32u << 10)
 
 struct rd {
 	const unsigned char *b; /* the window: file bytes [wbase, wbase + wlen) */
@@ -70,18 +70,21 @@ struct rd {
 	unsigned spec;      /* the spec being read (1-based), 0 outside specs */
 	const char *path;
 	struct fc_error *err;
-	char *keep;         /* the strings the specs keep, copied out of the file (kept by the set) */
-	size_t kept;
+	struct fc_set *set; /* whose arena keeps the strings the specs keep */
+	bool nomem;
 };
 
-/* A copy of the NUL-terminated string s in r->keep (sized to hold the whole file). */
+/* A copy of the NUL-terminated string s in the set's arena ("" when out of memory: the parse
+ * then fails with ENOMEM). */
 static const char *keep(struct rd *r, const char *s)
 {
 	size_t n = strlen(s) + 1;
-	char *d = r->keep + r->kept;
-	memcpy(d, s, n);
-	r->kept += n;
-	return d;
+	char *d = fc_balloc(r->set, n, 1);
+	if (!d) {
+		r->nomem = true;
+		return "";
+	}
+	return memcpy(d, s, n);
 }
 
 static uint32_t load32(const unsigned char *p, bool be)
@@ -420,16 +423,11 @@ struct v6 {
 static const mode_t kind_mode[8] = { 0, S_IFDIR, S_IFCHR, S_IFBLK, S_IFSOCK, S_IFIFO, S_IFLNK,
 				     S_IFREG };
 
-static int push_ent(struct v6 *t, const struct ent *e)
+static int push_ent(struct rd *r, struct v6 *t, const struct ent *e)
 {
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct ent *nv = realloc(t->e, cap * sizeof(*nv));
-		if (!nv)
-			return ENOMEM;
-		t->e = nv;
-		t->cap = cap;
-	}
+	/* room for as many as the header counts, which cannot be more than the file holds */
+	if (t->n == t->cap)
+		return bad(r, r->off, "more specs than the header counts (%zu)", t->cap);
 	t->e[t->n++] = *e;
 	return 0;
 }
@@ -512,7 +510,7 @@ static int v6_node(struct rd *r, struct v6 *t, unsigned depth, const char **stem
 			return rc;
 		if ((size_t)n - 1 > strlen(e.regex))
 			return bad(r, at, "the literal is longer than its regex");
-		if ((rc = v6_kind(r, &e)) || (rc = push_ent(t, &e)))
+		if ((rc = v6_kind(r, &e)) || (rc = push_ent(r, t, &e)))
 			return rc;
 	}
 	at = r->off;
@@ -541,7 +539,7 @@ static int v6_node(struct rd *r, struct v6 *t, unsigned depth, const char **stem
 		if ((rc = v6_kind(r, &e)) || (rc = skip_blob(r, "the compiled regex")) ||
 		    (t->pcre1 && (rc = skip_blob(r, "the regex study data"))))
 			return rc;
-		if ((rc = push_ent(t, &e)))
+		if ((rc = push_ent(r, t, &e)))
 			return rc;
 	}
 	r->spec = 0;
@@ -585,6 +583,11 @@ static int parse_v6(struct fc_set *set, unsigned fileno_, struct rd *r, bool pcr
 	if ((rc = take(r, 8, "the spec count", &p)))
 		return rc;
 	total = (uint64_t)load32(p, true) << 32 | load32(p + 4, true);
+	if ((rc = count_fits(r, total_at, total, 13, "specs")))
+		return rc;
+	t.cap = (size_t)total;
+	if (!(t.e = fc_balloc(set, (t.cap + 1) * sizeof(*t.e), 16)))
+		return ENOMEM;
 	at = r->off;
 	if ((rc = u32(r, "the context count", &t.nctx)) ||
 	    (rc = count_fits(r, at, t.nctx, 3, "contexts")))
@@ -604,10 +607,13 @@ static int parse_v6(struct fc_set *set, unsigned fileno_, struct rd *r, bool pcr
 		}
 		if ((rc = take(r, n, "a context", &p)))
 			goto out;
-		char *c = r->keep + r->kept;
+		char *c = fc_balloc(r->set, (size_t)n + 1, 1);
+		if (!c) {
+			rc = ENOMEM;
+			goto out;
+		}
 		memcpy(c, p, n);
 		c[n] = 0;
-		r->kept += (size_t)n + 1;
 		if ((rc = check_field(r, at + 2, c, n, "context")))
 			goto out;
 		t.ctx[i] = c;
@@ -625,8 +631,11 @@ static int parse_v6(struct fc_set *set, unsigned fileno_, struct rd *r, bool pcr
 			 (unsigned long long)total, t.n);
 		goto out;
 	}
-	/* regex specs first, by source line */
-	struct ent *sorted = malloc((t.n + 1) * sizeof(*sorted));
+	/* regex specs first, by source line: room for the specs first, so that the sorted copy is
+	 * the arena's latest block, given back when done */
+	if ((rc = fc_reserve(set, t.n)))
+		goto out;
+	struct ent *sorted = fc_balloc(set, (t.n + 1) * sizeof(*sorted), 16);
 	if (!sorted) {
 		rc = ENOMEM;
 		goto out;
@@ -643,9 +652,8 @@ static int parse_v6(struct fc_set *set, unsigned fileno_, struct rd *r, bool pcr
 	for (size_t i = 0; i < k && !rc; i++)
 		rc = add_spec(set, fileno_, sorted[i].ordinal, sorted[i].regex, sorted[i].context,
 			      sorted[i].mode);
-	free(sorted);
+	fc_bshrink(set, sorted, 0);
 out:
-	free(t.e);
 	free(t.ctx);
 	return rc;
 }
@@ -686,16 +694,11 @@ int fc_parse_bin(struct fc_set *set, unsigned fileno_, const char *buf, int fd, 
 		 struct fc_error *err)
 {
 	struct rd r = { .b = (const unsigned char *)buf, .wlen = buf ? len : 0, .fd = buf ? -1 : fd,
-			.len = len, .path = set->names[fileno_], .err = err };
-	int rc;
+			.len = len, .path = set->names[fileno_], .err = err, .set = set };
+	int rc = parse_all(set, fileno_, &r);
 
-	/* Every kept string is a field of the file plus a NUL, which its length field at least
-	 * pays for: the file's size bounds them all. Untouched pages cost nothing. */
-	if (!(r.keep = fc_balloc(len + 1)))
-		return ENOMEM;
-	if ((rc = fc_keep_big(set, r.keep)))
-		return rc;
-	rc = parse_all(set, fileno_, &r);
 	free(r.wbuf);
+	if (!rc && r.nomem)
+		rc = ENOMEM;
 	return rc;
 }

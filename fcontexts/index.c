@@ -291,7 +291,7 @@ static int build_tier(struct fc_set *set, struct tier *t, bool plain)
 		if (!plain && !s->dead && s->kind == SK_REGEX)
 			room += FC_MAX_ALTS * strlen(s->pub.regex) + 1;
 	}
-	if (room && (!(alts = fc_balloc(room)) || fc_keep_big(set, alts)))
+	if (room && !(alts = fc_balloc(set, room, 1)))
 		goto out;
 	first = malloc((set->nspecs + 1) * sizeof(*first));
 	if (!first)
@@ -371,11 +371,9 @@ int fc_build_index(struct fc_set *set, struct fc_error *err)
 
 	for (size_t i = 0; i < set->nspecs; i++)
 		total += 2 * strlen(set->specs[i].pub.regex) + 4;
-	arena = fc_balloc(total + 1);
+	arena = fc_balloc(set, total + 1, 1);
 	if (!arena)
 		return ENOMEM;
-	if ((rc = fc_keep_big(set, arena)))
-		return rc;
 
 	for (size_t i = 0; i < set->nspecs; i++) {
 		struct spec *s = &set->specs[i];

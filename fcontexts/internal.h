@@ -94,7 +94,14 @@ struct fc_set {
 	size_t nspecs, cap;
 	char **bufs;        /* file contents; spec strings point into them */
 	size_t nbufs;
-	void **bigs;        /* the same, from fc_balloc */
+	struct arena {
+		char *base;
+		size_t cap, used, last; /* last: where the latest block starts */
+	} arena;            /* fc_balloc */
+	struct bigmap {
+		void *p;
+		size_t len;
+	} *bigs;            /* blocks too big for the arena */
 	size_t nbigs;
 	char **names;       /* file names for fc_spec.file */
 	size_t nnames;
@@ -113,18 +120,19 @@ struct fc_set {
 /* specs.c: building the spec list, for the text and the compiled readers alike */
 void fc_seterr(struct fc_error *err, const char *file, unsigned line, unsigned col,
 	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-/* Reads a whole file (NUL-terminated at *len; fc_balloc'd). ENOENT is returned silently when optional.
+/* Reads a whole file (NUL-terminated at *len; in the set's arena). ENOENT is returned silently
+ * when optional.
  * With bin_fd non-NULL, a compiled file (by its magic number) is not read: *bin_fd is its
  * open descriptor (for the caller to close), *len its size, *out NULL; else *bin_fd is -1. */
-int fc_read_file(const char *path, bool optional, char **out, size_t *len, int *bin_fd,
-		 struct fc_error *err);
+int fc_read_file(struct fc_set *set, const char *path, bool optional, char **out, size_t *len,
+		 int *bin_fd, struct fc_error *err);
 /* The set owns buf (malloc'd) from now on, even on failure. */
 int fc_keep_buf(struct fc_set *set, char *buf);
-/* Blocks that big ones are (fc_read_file's buffer, the spec list): fc_bfree frees them, as
- * fc_free does those given to fc_keep_big (owned from then on, even on failure). */
-void *fc_balloc(size_t n);
-void fc_bfree(void *p);
-int fc_keep_big(struct fc_set *set, void *p);
+/* The set's bulk memory (see specs.c): n bytes aligned to align (a power of two), freed with
+ * the set. fc_bshrink: the latest block p needs only n bytes after all. */
+void *fc_balloc(struct fc_set *set, size_t n, size_t align);
+void fc_bshrink(struct fc_set *set, void *p, size_t n);
+void fc_arena_free(struct fc_set *set);
 /* Records a file name for fc_spec.file; *fileno_ is its index. */
 int fc_keep_name(struct fc_set *set, const char *path, unsigned *fileno_);
 /* Appends a spec whose regex, mode and context are set, filling in its derived fields. */

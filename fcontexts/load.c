@@ -18,7 +18,7 @@ int fc_parse_file(struct fc_set *set, const char *path, bool optional, struct fc
 	size_t len;
 	unsigned fileno_;
 	int fd;
-	int rc = fc_read_file(path, optional, &buf, &len, &fd, err);
+	int rc = fc_read_file(set, path, optional, &buf, &len, &fd, err);
 
 	if (rc)
 		return rc;
@@ -29,7 +29,7 @@ int fc_parse_file(struct fc_set *set, const char *path, bool optional, struct fc
 		close(fd);
 		return rc;
 	}
-	if ((rc = fc_keep_big(set, buf)) || (rc = fc_keep_name(set, path, &fileno_)))
+	if ((rc = fc_keep_name(set, path, &fileno_)))
 		return rc;
 	if (fc_bin_magic(buf, len))
 		return fc_parse_bin(set, fileno_, buf, -1, len, err);
@@ -240,13 +240,10 @@ void fc_free(fc_set *set)
 	for (size_t i = 0; i < set->nbufs; i++)
 		free(set->bufs[i]);
 	free(set->bufs);
-	for (size_t i = 0; i < set->nbigs; i++)
-		fc_bfree(set->bigs[i]);
-	free(set->bigs);
+	fc_arena_free(set);
 	for (size_t i = 0; i < set->nnames; i++)
 		free(set->names[i]);
 	free(set->names);
-	fc_bfree(set->specs);
 	free_subs(&set->subs);
 	free_subs(&set->dist);
 	pthread_mutex_destroy(&set->lock);

@@ -140,11 +140,9 @@ int fc_parse_subs(struct fc_set *set, const char *path, struct sublist *list, bo
 {
 	char *buf;
 	size_t len;
-	int rc = fc_read_file(path, optional, &buf, &len, NULL, err);
+	int rc = fc_read_file(set, path, optional, &buf, &len, NULL, err);
 
 	if (rc)
-		return rc;
-	if ((rc = fc_keep_big(set, buf)))
 		return rc;
 	/* A NUL byte is refused, as in file_contexts: 3.4 reads a SRC that ends at one on past
 	 * it, taking the bytes after the NUL as DST. */

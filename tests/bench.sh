@@ -83,6 +83,38 @@ if [ -n "$new_all" ]; then
 		echo "answers: differ from libselinux new on some paths (3.8 changed some quirks; see the semantics doc)"
 fi
 
+# Policy load: refpolicy with its .homedirs and .subs_dist as text, as libselinux 3.4's .bin
+# (format 5, sefcontext_compile of this system) and as 3.8's (format 6, tests/build_sefc_new.sh).
+ld=$out/load
+rm -rf "$ld"; mkdir -p "$ld/text" "$ld/v5" "$ld/v6"
+fcd=$(dirname "$fc")
+for f in file_contexts file_contexts.homedirs file_contexts.subs_dist; do
+	[ -f "$fcd/$f" ] && for d in text v5 v6; do cp "$fcd/$f" "$ld/$d/"; done
+done
+printf '0100644 /usr/bin/ls\0' >"$ld/one.q"
+loadms() { # best load_ms of 10 runs
+	for _i in 1 2 3 4 5 6 7 8 9 10; do "$bench" fclabel "$1" "$ld/one.q"; done | field load_ms | sort -n | head -n 1
+}
+sefc_new=$(bash "$top/tests/build_sefc_new.sh" 2>>"$out/newlib.log" | tail -n 1) || sefc_new=
+echo
+echo "policy load (refpolicy + .homedirs + .subs_dist, best of 10; target: .bin no slower than text, <= 10 ms):"
+t_text=$(loadms "$ld/text/file_contexts")
+echo "  text                 : $t_text ms"
+for v in v5 v6; do
+	tool=/usr/sbin/sefcontext_compile
+	[ $v = v6 ] && tool=$sefc_new
+	if [ -x "$tool" ]; then
+		for f in file_contexts file_contexts.homedirs; do
+			[ -f "$ld/$v/$f" ] && "$tool" -o "$ld/$v/$f.bin" "$ld/$v/$f"
+		done
+		t_bin=$(loadms "$ld/$v/file_contexts")
+		echo "  .bin format ${v#v} ($(od -An -tu1 -j4 -N1 "$ld/$v/file_contexts.bin" | tr -d ' ') read): $t_bin ms, $(awk -v a="$t_bin" -v b="$t_text" 'BEGIN { printf "%.2fx", a / b }') the text"
+	else
+		echo "  .bin format ${v#v}: skipped (no sefcontext_compile for it)"
+	fi
+done
+echo "  the installed policy (/etc/selinux/default, its .bin is newer): $(loadms /etc/selinux/default/contexts/files/file_contexts) ms"
+
 # Every policy in ../shared/data, whole lookups (load included), against libselinux 3.8 in the
 # same run, with the answers checked against 3.4 and 3.8 (tests/bench_policies.py).
 if [ -d "$shared/images" ] && [ -d "$shared/android" ]; then
