@@ -40,10 +40,12 @@ uint64_t fc_hash(const char *s, size_t n)
 
 /* ---- radix tree over required prefixes ---- */
 
-static struct qnode *qnode_new(const char *label, unsigned len)
+/* Nodes live in the set's arena; their kid arrays are malloc'd (they grow). */
+static struct qnode *qnode_new(struct fc_set *set, const char *label, unsigned len)
 {
-	struct qnode *n = calloc(1, sizeof(*n));
+	struct qnode *n = fc_balloc(set, sizeof(*n), 16);
 	if (n) {
+		memset(n, 0, sizeof(*n));
 		n->label = label;
 		n->len = len;
 		n->qid = -1;
@@ -58,7 +60,6 @@ static void qnode_free(struct qnode *n)
 	for (unsigned i = 0; i < n->nkids; i++)
 		qnode_free(n->kids[i]);
 	free(n->kids);
-	free(n);
 }
 
 static struct qnode *qnode_kid(const struct qnode *n, unsigned char c, unsigned *slot)
@@ -97,7 +98,8 @@ static int qnode_add_kid(struct qnode *n, struct qnode *kid, unsigned slot)
 }
 
 /* Returns the node for q, creating it. */
-static struct qnode *qtree_insert(struct qnode *root, const char *q, unsigned qlen)
+static struct qnode *qtree_insert(struct fc_set *set, struct qnode *root, const char *q,
+				  unsigned qlen)
 {
 	struct qnode *n = root;
 	unsigned pos = 0;
@@ -106,21 +108,17 @@ static struct qnode *qtree_insert(struct qnode *root, const char *q, unsigned ql
 		unsigned slot, common = 0;
 		struct qnode *c = qnode_kid(n, (unsigned char)q[pos], &slot);
 		if (!c) {
-			struct qnode *leaf = qnode_new(q + pos, qlen - pos);
-			if (!leaf || qnode_add_kid(n, leaf, slot)) {
-				free(leaf);
-				return NULL;
-			}
+			struct qnode *leaf = qnode_new(set, q + pos, qlen - pos);
+			if (!leaf || qnode_add_kid(n, leaf, slot))
+				return NULL; /* the arena keeps leaf */
 			return leaf;
 		}
 		while (common < c->len && pos + common < qlen && c->label[common] == q[pos + common])
 			common++;
 		if (common < c->len) {
-			struct qnode *mid = qnode_new(c->label, common);
-			if (!mid || !(mid->kids = malloc(sizeof(*mid->kids)))) {
-				free(mid);
+			struct qnode *mid = qnode_new(set, c->label, common);
+			if (!mid || !(mid->kids = malloc(sizeof(*mid->kids))))
 				return NULL;
-			}
 			c->label += common;
 			c->len -= common;
 			mid->kids[0] = c;
@@ -282,7 +280,7 @@ static int build_tier(struct fc_set *set, struct tier *t, bool plain)
 	int rc = ENOMEM;
 
 	t->rootq = -1;
-	t->root = qnode_new("", 0);
+	t->root = qnode_new(set, "", 0);
 	if (!t->root)
 		return ENOMEM;
 	/* the alternatives' text outlives the build: the tree's labels point into it */
@@ -308,7 +306,7 @@ static int build_tier(struct fc_set *set, struct tier *t, bool plain)
 		if (k > 1)
 			used += FC_MAX_ALTS * strlen(s->pub.regex) + 1;
 		for (size_t a = 0; a < k; a++) {
-			struct qnode *n = qtree_insert(t->root, q[a], (unsigned)qlen[a]);
+			struct qnode *n = qtree_insert(set, t->root, q[a], (unsigned)qlen[a]);
 			if (!n)
 				goto out;
 			if (n->qid < 0) {

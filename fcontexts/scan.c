@@ -19,6 +19,18 @@ static bool is_meta34(int c)
 	}
 }
 
+/* Regex syntax characters (of the pattern text, outside classes and escapes). */
+static bool is_syntax(unsigned char c)
+{
+	switch (c) {
+	case '[': case ']': case '(': case ')': case '{': case '}': case '|': case '.': case '^':
+	case '$': case '?': case '*': case '+':
+		return true;
+	default:
+		return false;
+	}
+}
+
 static bool is_quant(int c)
 {
 	return c == '?' || c == '*' || c == '+' || c == '{';
@@ -198,7 +210,7 @@ static bool quantifier(struct scanner *s)
 static void step(struct scanner *s)
 {
 	char c = s->re[s->i];
-	if (strchr("[()|.^$?*+{", c))
+	if (c != ']' && c != '}' && is_syntax((unsigned char)c))
 		run_end(&s->run);
 	if (c == '{' && quantifier(s))
 		return;
@@ -434,7 +446,7 @@ static bool plain_lit(const char *re, size_t i, char *c, size_t *adv)
 		*adv = 2;
 		return true;
 	}
-	if (!x || x < 0x20 || x > 0x7e || strchr(".^$?*+|[](){}", x))
+	if (!x || x < 0x20 || x > 0x7e || is_syntax(x))
 		return false;
 	*c = (char)x;
 	*adv = 1;
