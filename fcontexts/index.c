@@ -360,6 +360,29 @@ out:
 	return rc;
 }
 
+/* FORM_SUBTREE for "P(/.*)?", FORM_ANYSUFFIX for "P.*", where P is literal text and is
+ * exactly the spec's required prefix q (so the index has already compared it). */
+static uint8_t fast_form(const struct spec *s, size_t rl)
+{
+	static const char sub[] = "(/.*)?", any[] = ".*";
+	const char *re = s->pub.regex;
+	uint8_t form;
+	size_t plen, n;
+	char lit[512];
+
+	if (s->kind != SK_REGEX || s->dead || rl >= sizeof(lit))
+		return FORM_PCRE;
+	if (rl >= 6 && !strcmp(re + rl - 6, sub))
+		form = FORM_SUBTREE, n = rl - 6;
+	else if (rl >= 2 && !strcmp(re + rl - 2, any) && (rl == 2 || re[rl - 3] != '\\'))
+		form = FORM_ANYSUFFIX, n = rl - 2;
+	else
+		return FORM_PCRE;
+	if (!fc_literal_span(re, n, lit, &plen) || plen != s->qlen || memcmp(lit, s->q, plen))
+		return FORM_PCRE;
+	return form;
+}
+
 int fc_build_index(struct fc_set *set, struct fc_error *err)
 {
 	size_t total = 0, nlit = 0, used = 0;
@@ -419,6 +442,7 @@ int fc_build_index(struct fc_set *set, struct fc_error *err)
 		} else {
 			if (!fc_regex_surely_compiles(s->pub.regex) && (rc = compile_one(s, err)))
 				return rc;
+			s->form = fast_form(s, rl);
 			s->tier_pos = s->kind == SK_PLAINRE ? pos_plain++ : pos_regex++;
 		}
 	}
@@ -516,7 +540,7 @@ static struct chunkset *build_chunkset(struct fc_set *set, const struct tier *t,
 	cs->nall = n;
 	for (unsigned i = 0; i < n; i++) {
 		struct spec *s = &set->specs[cs->all[i]];
-		if (!s->jit_tried) {
+		if (!s->jit_tried && s->form == FORM_PCRE) {
 			pcre2_code *re = fc_code(s);
 			if (!re) {
 				free(cs->all);

@@ -40,10 +40,15 @@ struct spec {
 	size_t reqfrom;
 	uint64_t pairs[4];  /* bits of every byte pair of req: the key must have them all */
 	bool jitted, jit_tried;
+	uint8_t form;       /* FORM_*: a regex whose match needs no PCRE2 once the key has q */
 	unsigned col;       /* 1-based column of the regex in its line */
 	unsigned tier_pos;  /* priority within the tier: higher is tried first */
 	int next_same;      /* literal hash chain: next spec with the same literal, lower priority */
 };
+
+/* Regex forms matched without PCRE2 (DOTALL, "^...$"), for a key that starts with q = P:
+ * "P(/.*)?" matches when the rest is empty, "\n", or starts with '/'; "P.*" always. */
+enum { FORM_PCRE = 0, FORM_SUBTREE, FORM_ANYSUFFIX };
 
 /* The candidates for a (required prefix, mode class): specs in priority order. */
 struct chunkset {
@@ -177,6 +182,8 @@ void fc_scan_regex(const char *re, struct regex_shape *shape, char *prefix, size
 /* Prefixes, one of which every match of a regex "LIT(A|B|...)LIT..." starts with (see scan.c);
  * 0 when the regex is not of that form. out needs max * strlen(re) bytes. */
 size_t fc_prefix_alts(const char *re, char *out, size_t *lens, size_t max);
+/* Whether re[0..n) is literal text only; its unescaped bytes to out, their count to *outlen. */
+bool fc_literal_span(const char *re, size_t n, char *out, size_t *outlen);
 /* True when "^RE$" certainly compiles: its compile may wait until a lookup needs it. */
 bool fc_regex_surely_compiles(const char *re);
 

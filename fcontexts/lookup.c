@@ -194,6 +194,15 @@ static int run_tier(const struct fc_set *set, const struct tier *t, const char *
 		return -ENOMEM;
 	for (unsigned i = 0; i < cs->nall; i++) {
 		const struct spec *sp = &set->specs[cs->all[i]];
+		/* the key starts with sp->q: these forms need nothing more */
+		if (sp->form == FORM_ANYSUFFIX)
+			return (int)cs->all[i];
+		if (sp->form == FORM_SUBTREE) {
+			size_t q = sp->qlen;
+			if (len == q || key[q] == '/' || (len == q + 1 && key[q] == '\n'))
+				return (int)cs->all[i];
+			continue;
+		}
 		if (sp->reqlen) {
 			if (!pairs[4]) { /* the key's byte pairs, when first needed */
 				fc_pairs(key, len, pairs);

@@ -531,3 +531,20 @@ size_t fc_prefix_alts(const char *re, char *out, size_t *lens, size_t max)
 	}
 	return nalt;
 }
+
+/* Whether re[0..n) is literal text only (characters and escaped punctuation, none followed by a
+ * quantifier); its unescaped bytes go to out (n bytes room), their count to *outlen. */
+bool fc_literal_span(const char *re, size_t n, char *out, size_t *outlen)
+{
+	size_t i = 0, o = 0, adv;
+	char c;
+
+	while (i < n) {
+		if (!plain_lit(re, i, &c, &adv) || i + adv > n || is_quant(re[i + adv]))
+			return false;
+		out[o++] = c;
+		i += adv;
+	}
+	*outlen = o;
+	return true;
+}

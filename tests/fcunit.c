@@ -305,6 +305,62 @@ static void test_lazy_compile(void)
 		      bad[i]);
 }
 
+static int first_spec(const struct fc_spec *spec, void *arg)
+{
+	*(const struct fc_spec **)arg = spec;
+	return 1;
+}
+
+/*
+ * Regexes a lookup matches without PCRE2 ("P(/.*)?", "P.*", "(/.*)?") and those it indexes
+ * under several prefixes ("/(a|b/c)/x..."): the lookup's deciding spec must be the first that
+ * fc_explain (PCRE2 on every spec, no index) finds, for keys at each edge: the bare prefix, a
+ * final newline, a '/' after it, another byte after it, a newline inside.
+ */
+static void test_fast_forms(void)
+{
+	const char *fc = write_file("forms_fc",
+				    "(/.*)?\tu:r:root_t:s0\n"
+				    "/a/b(/.*)?\tu:r:sub_t:s0\n"
+				    "/a/b\\.c(/.*)?\tu:r:esc_t:s0\n"
+				    "/x.*\tu:r:any_t:s0\n"
+				    "/x/y\\.*\tu:r:dots_t:s0\n"
+				    "/(v|s/v)/bin(/.*)?\tu:r:alt_t:s0\n"
+				    "/(v|s/v)/bin/sh\t--\tu:r:altf_t:s0\n"
+				    "/(p|q|p/q)/lib\\.so.*\tu:r:altl_t:s0\n");
+	static const char *const stems[] = { "", "/a/b", "/a/b.c", "/a/b\\.c", "/x", "/x/y",
+					      "/x/y.", "/v/bin", "/s/v/bin", "/v/bin/sh", "/p/lib.so",
+					      "/q/lib.so", "/p/q/lib.so", "/s/v" };
+	static const char *const tails[] = { "", "\n", "/", "/z", "z", "\nz", "/\n", ".", ".." };
+	fc_set *set;
+	struct fc_error err;
+	unsigned tried = 0, bad = 0;
+	char path[64], first_bad[64] = "";
+
+	if (fc_load(&set, &fc, 1, 0, &err)) {
+		CHECK(0, "forms: load: %s", err.msg);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(stems) / sizeof(stems[0]); i++)
+		for (size_t j = 0; j < sizeof(tails) / sizeof(tails[0]); j++)
+			for (int m = 0; m < 2; m++) {
+				snprintf(path, sizeof(path), "%s%s", stems[i], tails[j]);
+				if (!path[0])
+					continue;
+				mode_t mode = m ? S_IFREG : S_IFDIR;
+				const struct fc_spec *want = NULL;
+				struct fc_result r;
+				fc_explain(set, path, mode, first_spec, &want);
+				fc_lookup(set, path, mode, &r);
+				tried++;
+				if (r.spec != want && !bad++)
+					snprintf(first_bad, sizeof(first_bad), "%s", path);
+			}
+	CHECK(!bad, "forms: %u lookups decided by the spec fc_explain finds first (%u differ%s%s)",
+	      tried, bad, bad ? ", first: " : "", first_bad);
+	fc_free(set);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -318,5 +374,6 @@ int main(int argc, char **argv)
 	test_all_or_nothing();
 	test_long_path();
 	test_lazy_compile();
+	test_fast_forms();
 	return failures ? 1 : 0;
 }
