@@ -503,10 +503,21 @@ static int by_priority(const void *a, const void *b, void *arg)
 	return pa < pb ? 1 : pa > pb ? -1 : 0;
 }
 
-/* Without JIT (or on failure) pcre2_match interprets: same answers, slower. */
-static bool jit(pcre2_code *code)
+void fc_count_try(const struct spec *cs)
 {
-	return pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
+	struct spec *s = (struct spec *)cs; /* counted and JIT-compiled lazily */
+	if (atomic_fetch_add_explicit(&s->uses, 1, memory_order_relaxed) != FC_JIT_AFTER)
+		return;
+	/* only the thread that made the count FC_JIT_AFTER gets here */
+	pcre2_code *re = fc_code(s), *copy = re ? pcre2_code_copy(re) : NULL;
+	if (!copy)
+		return;
+	/* without JIT (or on failure) the interpreter answers: same answers, slower */
+	if (pcre2_jit_compile(copy, PCRE2_JIT_COMPLETE) != 0) {
+		pcre2_code_free(copy);
+		return;
+	}
+	atomic_store_explicit(&s->jre, copy, memory_order_release);
 }
 
 static struct chunkset *build_chunkset(struct fc_set *set, const struct tier *t, int qid,
@@ -540,15 +551,10 @@ static struct chunkset *build_chunkset(struct fc_set *set, const struct tier *t,
 	cs->nall = n;
 	for (unsigned i = 0; i < n; i++) {
 		struct spec *s = &set->specs[cs->all[i]];
-		if (!s->jit_tried && s->form == FORM_PCRE) {
-			pcre2_code *re = fc_code(s);
-			if (!re) {
-				free(cs->all);
-				free(cs);
-				return NULL;
-			}
-			s->jitted = jit(re);
-			s->jit_tried = true;
+		if (s->form == FORM_PCRE && !fc_code(s)) {
+			free(cs->all);
+			free(cs);
+			return NULL;
 		}
 	}
 	return cs;
@@ -596,7 +602,9 @@ void fc_free_index(struct fc_set *set)
 {
 	free_tier(&set->plain);
 	free_tier(&set->regex);
-	for (size_t i = 0; i < set->nspecs; i++)
+	for (size_t i = 0; i < set->nspecs; i++) {
 		pcre2_code_free(set->specs[i].re);
+		pcre2_code_free(set->specs[i].jre);
+	}
 	free(set->lhash);
 }

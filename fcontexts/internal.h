@@ -39,7 +39,11 @@ struct spec {
 	size_t reqlen;      /* ...of this length (0: none known) */
 	size_t reqfrom;
 	uint64_t pairs[4];  /* bits of every byte pair of req: the key must have them all */
-	bool jitted, jit_tried;
+	/* a copy of re with JIT code for lookups, made once the spec has been tried FC_JIT_AFTER
+	 * times (re itself is only interpreted by lookups, so no thread matches a pattern while
+	 * JIT code is being added to it) */
+	_Atomic(pcre2_code *) jre;
+	_Atomic unsigned uses;
 	uint8_t form;       /* FORM_*: a regex whose match needs no PCRE2 once the key has q */
 	unsigned col;       /* 1-based column of the regex in its line */
 	unsigned tier_pos;  /* priority within the tier: higher is tried first */
@@ -49,6 +53,10 @@ struct spec {
 /* Regex forms matched without PCRE2 (DOTALL, "^...$"), for a key that starts with q = P:
  * "P(/.*)?" matches when the rest is empty, "\n", or starts with '/'; "P.*" always. */
 enum { FORM_PCRE = 0, FORM_SUBTREE, FORM_ANYSUFFIX };
+
+/* A JIT compile costs tens of microseconds, an interpreted match of a path well under one: a
+ * spec gets JIT code after this many tries. */
+#define FC_JIT_AFTER 64
 
 /* The candidates for a (required prefix, mode class): specs in priority order. */
 struct chunkset {
@@ -192,6 +200,8 @@ int fc_build_index(struct fc_set *set, struct fc_error *err);
 /* A non-literal spec's compiled regex, compiled now if it was left for later (safe from any
  * thread); NULL only when out of memory. */
 pcre2_code *fc_code(const struct spec *s);
+/* Counts a lookup's try of s; at the FC_JIT_AFTER-th, makes its JIT copy (s->jre). */
+void fc_count_try(const struct spec *s);
 void fc_free_index(struct fc_set *set);
 const struct chunkset *fc_chunkset(const struct fc_set *set, const struct tier *t, int qid,
 				   unsigned cls);

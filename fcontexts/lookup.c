@@ -214,8 +214,14 @@ static int run_tier(const struct fc_set *set, const struct tier *t, const char *
 			if (!memmem(key + sp->reqfrom, len - sp->reqfrom, sp->req, sp->reqlen))
 				continue;
 		}
-		int rc = sp->jitted ? pcre2_jit_match(sp->re, (PCRE2_SPTR)key, len, 0, 0, md, NULL)
-				    : pcre2_match(sp->re, (PCRE2_SPTR)key, len, 0, 0, md, NULL);
+		pcre2_code *j = atomic_load_explicit(&sp->jre, memory_order_acquire);
+		int rc;
+		if (j) {
+			rc = pcre2_jit_match(j, (PCRE2_SPTR)key, len, 0, 0, md, NULL);
+		} else {
+			rc = pcre2_match(sp->re, (PCRE2_SPTR)key, len, 0, PCRE2_NO_JIT, md, NULL);
+			fc_count_try(sp);
+		}
 		if (rc >= 0)
 			return (int)cs->all[i];
 		if (rc != PCRE2_ERROR_NOMATCH)
