@@ -20,6 +20,16 @@
  * writes reach the file in this order; what remains is the few microseconds between two of
  * them. Label-only blocks found on the image are shared like the ones we make, so a rerun
  * after a kill ends with the image an uninterrupted run gives.
+ *
+ * Deferred writes. When the image is written as a copy renamed over it (or a sparse image
+ * replaced whole), a kill leaves the original whatever the order of the writes, and that order
+ * costs: every reference added to a shared block rewrote the block and its checksum. There the
+ * label blocks are held in memory (struct ea_cache): a reference changes the block held, and
+ * each block reaches the image once, checksummed, when the walk is over (xattr_write_back),
+ * before ext2fs_close writes the bitmaps; an allocation is left to ext2fs_close too. The
+ * decisions are the ones made in place, from the same block contents, so the result is the
+ * same bytes. What reads or writes attribute blocks on the image itself (the library's xattr
+ * calls, the engine's reference count) is given the blocks it may see written first.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -38,11 +48,27 @@ struct shared {
 	size_t len;
 	blk64_t blk;
 	unsigned refs; /* its h_refcount when last seen */
+	bool found;    /* on the image before this run: its count may be wrong (reconcile) */
+};
+
+/* Label blocks held in memory (deferred writes): a block is live while what it holds is newer
+ * than, or the same as, the image's; dirty while the image's is older. */
+struct ea_cached {
+	blk64_t blk;
+	bool live, dirty;
+};
+struct ea_cache {
+	struct ea_cached *e; /* in the order they came */
+	char *data;          /* cap blocks, e[i]'s at i * blocksize */
+	uint32_t *idx;       /* open addressing on blk: index into e, plus 1; 0 empty */
+	size_t n, cap, mask;
 };
 
 struct xattr_ctx {
 	ext2_filsys fs;
-	char *block;        /* last EA block read */
+	struct ea_cache *cache; /* deferred writes; NULL: every write goes to the image at once */
+	char *block;        /* last EA block read: own, or the one held in the cache */
+	char *own;
 	blk64_t block_nr;
 	char *wbuf;
 	char *value;        /* copy of the value returned by xattr_get_label */
@@ -53,7 +79,36 @@ struct xattr_ctx {
 	size_t isize;
 };
 
-struct xattr_ctx *xattr_new(ext2_filsys fs)
+/* At most this much of the label blocks waits in memory: past it, all are written and the
+ * cache starts again (a walk meets a few hundred labels; an image whose files each have a
+ * block of their own, relabeled, may dirty one per file). */
+#define CACHE_BYTES (8u << 20)
+
+static struct ea_cache *cache_new(ext2_filsys fs)
+{
+	struct ea_cache *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->cap = CACHE_BYTES / fs->blocksize;
+	if (c->cap < 64)
+		c->cap = 64;
+	for (c->mask = 1; c->mask < c->cap * 2; c->mask <<= 1)
+		;
+	c->e = malloc(c->cap * sizeof(*c->e));
+	c->data = malloc(c->cap * (size_t)fs->blocksize);
+	c->idx = calloc(c->mask, sizeof(*c->idx));
+	c->mask--;
+	if (!c->e || !c->data || !c->idx) {
+		free(c->e);
+		free(c->data);
+		free(c->idx);
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+struct xattr_ctx *xattr_new(ext2_filsys fs, bool deferred)
 {
 	struct xattr_ctx *x = calloc(1, sizeof(*x));
 	if (!x)
@@ -62,9 +117,10 @@ struct xattr_ctx *xattr_new(ext2_filsys fs)
 	x->isize = EXT2_INODE_SIZE(fs->super);
 	if (x->isize < sizeof(struct ext2_inode_large))
 		x->isize = sizeof(struct ext2_inode_large);
-	x->block = malloc(fs->blocksize);
+	x->block = x->own = malloc(fs->blocksize);
 	x->wbuf = malloc(fs->blocksize);
-	if (!x->block || !x->wbuf) {
+	if (!x->own || !x->wbuf ||
+	    (deferred && (fs->flags & EXT2_FLAG_RW) && !(x->cache = cache_new(fs)))) {
 		xattr_free(x);
 		return NULL;
 	}
@@ -75,10 +131,16 @@ void xattr_free(struct xattr_ctx *x)
 {
 	if (!x)
 		return;
+	if (x->cache) {
+		free(x->cache->e);
+		free(x->cache->data);
+		free(x->cache->idx);
+		free(x->cache);
+	}
 	for (size_t i = 0; i < x->nsh; i++)
 		free(x->sh[i].value);
 	free(x->sh);
-	free(x->block);
+	free(x->own);
 	free(x->wbuf);
 	free(x->value);
 	free(x);
@@ -126,6 +188,113 @@ static int find_label(const char *area, size_t size, const char *first, const ch
 	return -1;
 }
 
+/* ---- the label blocks held in memory (deferred writes) ---- */
+
+static char *cache_data(const struct xattr_ctx *x, const struct ea_cached *e)
+{
+	return x->cache->data + (size_t)(e - x->cache->e) * x->fs->blocksize;
+}
+
+static struct ea_cached *cache_find(const struct xattr_ctx *x, blk64_t blk)
+{
+	const struct ea_cache *c = x->cache;
+	if (!c)
+		return NULL;
+	for (size_t b = (size_t)((blk * 0x9e3779b97f4a7c15ull) >> 32) & c->mask;;
+	     b = (b + 1) & c->mask) {
+		if (!c->idx[b])
+			return NULL;
+		if (c->e[c->idx[b] - 1].blk == blk)
+			return &c->e[c->idx[b] - 1];
+	}
+}
+
+/* Writes a held block to the image (checksummed by the library), as it stands. */
+static errcode_t cache_write_one(struct xattr_ctx *x, struct ea_cached *e)
+{
+	errcode_t rc = ext2fs_write_ext_attr3(x->fs, e->blk, cache_data(x, e), 0);
+	if (!rc)
+		e->dirty = false;
+	return rc;
+}
+
+/* Every dirty block written, in the order they came; with empty, the cache emptied after. */
+static errcode_t cache_write_all(struct xattr_ctx *x, bool empty)
+{
+	struct ea_cache *c = x->cache;
+	errcode_t rc = 0;
+	if (!c)
+		return 0;
+	for (size_t i = 0; i < c->n && !rc; i++)
+		if (c->e[i].live && c->e[i].dirty)
+			rc = cache_write_one(x, &c->e[i]);
+	if (!rc && empty) {
+		memset(c->idx, 0, (c->mask + 1) * sizeof(*c->idx));
+		c->n = 0;
+		/* the last block read stays readable */
+		if (x->block != x->own) {
+			memcpy(x->own, x->block, x->fs->blocksize);
+			x->block = x->own;
+		}
+	}
+	return rc;
+}
+
+/* Holds buf as block blk's contents, to be written later. */
+static errcode_t cache_put(struct xattr_ctx *x, blk64_t blk, const char *buf)
+{
+	struct ea_cache *c = x->cache;
+	struct ea_cached *e = cache_find(x, blk);
+	errcode_t rc;
+
+	if (!e) {
+		if (c->n == c->cap && (rc = cache_write_all(x, true)))
+			return rc;
+		size_t b = (size_t)((blk * 0x9e3779b97f4a7c15ull) >> 32) & c->mask;
+		while (c->idx[b])
+			b = (b + 1) & c->mask;
+		e = &c->e[c->n++];
+		e->blk = blk;
+		c->idx[b] = (uint32_t)c->n;
+	}
+	e->live = e->dirty = true;
+	if (buf != cache_data(x, e))
+		memcpy(cache_data(x, e), buf, x->fs->blocksize);
+	return 0;
+}
+
+/*
+ * The image itself is about to be read or changed at blk by someone else (the library), or blk
+ * is released: a newer version held here is written first, as a write in place would have left
+ * it, and no longer held (it may change behind our back).
+ */
+static errcode_t cache_release(struct xattr_ctx *x, blk64_t blk)
+{
+	struct ea_cached *e = cache_find(x, blk);
+	errcode_t rc = 0;
+	if (!e || !e->live)
+		return 0;
+	if (e->dirty)
+		rc = cache_write_one(x, e);
+	e->live = false;
+	if (x->block_nr == blk)
+		x->block_nr = 0;
+	return rc;
+}
+
+/* Writes an EA block: to the image, or (deferred) to the block held in memory. */
+static errcode_t write_block(struct xattr_ctx *x, ext2_ino_t ino, blk64_t blk, char *buf)
+{
+	if (x->cache)
+		return cache_put(x, blk, buf);
+	return ext2fs_write_ext_attr3(x->fs, blk, buf, ino);
+}
+
+errcode_t xattr_write_back(struct xattr_ctx *x)
+{
+	return cache_write_all(x, false);
+}
+
 /* Reads the inode's EA block into x->block. */
 static errcode_t read_block(struct xattr_ctx *x, ext2_ino_t ino, blk64_t blk)
 {
@@ -136,9 +305,15 @@ static errcode_t read_block(struct xattr_ctx *x, ext2_ino_t ino, blk64_t blk)
 	if (blk == x->block_nr)
 		return 0;
 	x->block_nr = 0;
-	rc = ext2fs_read_ext_attr3(x->fs, blk, x->block, ino);
-	if (rc)
-		return rc;
+	/* a block held in memory is used there: a change to it is made in place */
+	struct ea_cached *e = cache_find(x, blk);
+	if (e && e->live) {
+		x->block = cache_data(x, e);
+	} else {
+		x->block = x->own;
+		if ((rc = ext2fs_read_ext_attr3(x->fs, blk, x->block, ino)))
+			return rc;
+	}
 	if (((struct ext2_ext_attr_header *)x->block)->h_magic != EXT2_EXT_ATTR_MAGIC)
 		return EXT2_ET_BAD_EA_HEADER;
 	x->block_nr = blk;
@@ -211,8 +386,10 @@ static errcode_t remember_found(struct xattr_ctx *x, blk64_t blk, const char *v,
 	if (s && (s->blk == blk || s->refs < EXT2_EXT_ATTR_REFCOUNT_MAX))
 		return 0;
 	errcode_t rc = shared_remember(x, v, len, blk);
-	if (!rc && (s = shared_find(x, v, len)))
+	if (!rc && (s = shared_find(x, v, len))) {
 		s->refs = h->h_refcount;
+		s->found = true;
+	}
 	return rc;
 }
 
@@ -304,6 +481,12 @@ static errcode_t persist_alloc(struct xattr_ctx *x, blk64_t blk)
 
 	if (!fs->block_map || nbytes > fs->blocksize)
 		return 0; /* nothing loaded to write (read-only), or a layout we leave to close */
+	if (x->cache) {
+		/* deferred: ext2fs_close writes them; memory as it would be in place */
+		ext2fs_group_desc_csum_set(fs, g);
+		ext2fs_superblock_csum_set(fs, fs->super);
+		return 0;
+	}
 	memset(x->wbuf, 0xff, fs->blocksize);
 	blk64_t first = EXT2FS_B2C(fs, fs->super->s_first_data_block) +
 			(blk64_t)g * EXT2_CLUSTERS_PER_GROUP(fs->super);
@@ -360,6 +543,7 @@ static errcode_t shared_remember(struct xattr_ctx *x, const char *v, size_t len,
 	if (s) {
 		s->blk = blk;
 		s->refs = 1;
+		s->found = false;
 		return 0;
 	}
 	if (x->nsh == x->capsh) {
@@ -377,6 +561,7 @@ static errcode_t shared_remember(struct xattr_ctx *x, const char *v, size_t len,
 	s->len = len;
 	s->blk = blk;
 	s->refs = 1;
+	s->found = false;
 	x->nsh++;
 	return 0;
 }
@@ -422,7 +607,7 @@ static errcode_t get_shared_block(struct xattr_ctx *x, ext2_ino_t ino,
 			       &cl, &others) == 1 && !others && cl == len && !memcmp(cv, v, len) &&
 		    h->h_refcount < EXT2_EXT_ATTR_REFCOUNT_MAX && h->h_blocks == 1) {
 			h->h_refcount++;
-			rc = ext2fs_write_ext_attr3(x->fs, s->blk, x->block, ino);
+			rc = write_block(x, ino, s->blk, x->block);
 			if (rc) {
 				x->block_nr = 0;
 				return rc;
@@ -440,7 +625,7 @@ static errcode_t get_shared_block(struct xattr_ctx *x, ext2_ino_t ino,
 		return rc;
 	build_block(x, v, len);
 	/* the block is written before any inode points to it */
-	rc = ext2fs_write_ext_attr3(x->fs, blk, x->wbuf, ino);
+	rc = write_block(x, ino, blk, x->wbuf);
 	if (rc)
 		return rc;
 	ext2fs_block_alloc_stats2(x->fs, blk, +1);
@@ -462,11 +647,14 @@ static errcode_t put_block(struct xattr_ctx *x, ext2_ino_t ino, blk64_t blk)
 	if (h->h_refcount <= 1) {
 		shared_forget(x, blk);
 		x->block_nr = 0;
+		/* what it last held is left on the image, as in place */
+		if ((rc = cache_release(x, blk)))
+			return rc;
 		ext2fs_block_alloc_stats2(x->fs, blk, -1);
 		return persist_alloc(x, blk);
 	}
 	h->h_refcount--;
-	rc = ext2fs_write_ext_attr3(x->fs, blk, x->block, ino);
+	rc = write_block(x, ino, blk, x->block);
 	if (rc)
 		x->block_nr = 0;
 	return rc;
@@ -541,6 +729,8 @@ static errcode_t set_by_library(struct xattr_ctx *x, ext2_ino_t ino, const char 
 	if ((rc = ext2fs_read_inode(x->fs, ino, &before_inode)))
 		return rc;
 	blk64_t before = ext2fs_file_acl_block(x->fs, &before_inode);
+	if (before && (rc = cache_release(x, before)))
+		return rc;
 	rc = ext2fs_xattrs_open(x->fs, ino, &h);
 	if (rc)
 		return rc;
@@ -593,6 +783,15 @@ errcode_t xattr_get_digest(struct xattr_ctx *x, ext2_ino_t ino, unsigned char *o
 
 	*len = 0;
 	x->block_nr = 0;
+	if (x->cache) {
+		/* the library reads the block from the image */
+		struct ext2_inode inode;
+		blk64_t b;
+		if ((rc = ext2fs_read_inode(x->fs, ino, &inode)))
+			return rc;
+		if ((b = ext2fs_file_acl_block(x->fs, &inode)) && (rc = cache_release(x, b)))
+			return rc;
+	}
 	if ((rc = ext2fs_xattrs_open(x->fs, ino, &h)))
 		return rc;
 	rc = ext2fs_xattrs_read(h);
@@ -627,6 +826,13 @@ errcode_t xattr_reconcile(struct xattr_ctx *x, unsigned long *fixed)
 
 	*fixed = 0;
 	if (!x->nsh || !(fs->flags & EXT2_FLAG_RW))
+		return 0;
+	/* the counts of blocks this run made are exact: each change of an inode's block moved a
+	 * reference from the one to the other; only counts read from the image can be wrong */
+	bool any_found = false;
+	for (size_t i = 0; i < x->nsh && !any_found; i++)
+		any_found = x->sh[i].found;
+	if (!any_found)
 		return 0;
 	if (!(refs = calloc(x->nsh, sizeof(*refs))))
 		return ENOMEM;
@@ -675,11 +881,13 @@ errcode_t xattr_reconcile(struct xattr_ctx *x, unsigned long *fixed)
 	if (rc)
 		goto out;
 	for (size_t i = 0; i < x->nsh; i++) {
+		if (!refs[i] || read_block(x, 0, blks[i]))
+			continue;
 		struct ext2_ext_attr_header *h = (struct ext2_ext_attr_header *)x->block;
-		if (!refs[i] || read_block(x, 0, blks[i]) || h->h_refcount == refs[i])
+		if (h->h_refcount == refs[i])
 			continue;
 		h->h_refcount = refs[i];
-		if ((rc = ext2fs_write_ext_attr3(fs, blks[i], x->block, 0))) {
+		if ((rc = write_block(x, 0, blks[i], x->block))) {
 			x->block_nr = 0;
 			goto out;
 		}
