@@ -75,6 +75,10 @@ struct xattr_ctx {
 	size_t value_cap;
 	struct shared *sh;  /* label -> a block holding only it */
 	size_t nsh, capsh;
+	blk64_t *recheck;   /* set (open addressing, 0 empty): label-only blocks of the image out
+			     * of sh (full when found, or when they became full) whose counts
+			     * reconcile makes right too */
+	size_t nrecheck, maskrecheck;
 	unsigned long allocated, shared_refs;
 	size_t isize;
 };
@@ -140,6 +144,7 @@ void xattr_free(struct xattr_ctx *x)
 	for (size_t i = 0; i < x->nsh; i++)
 		free(x->sh[i].value);
 	free(x->sh);
+	free(x->recheck);
 	free(x->own);
 	free(x->wbuf);
 	free(x->value);
@@ -370,14 +375,47 @@ static errcode_t check_entries(const struct xattr_ctx *x, const char *first, con
 static struct shared *shared_find(struct xattr_ctx *x, const char *v, size_t len);
 static errcode_t shared_remember(struct xattr_ctx *x, const char *v, size_t len, blk64_t blk);
 
+static size_t recheck_slot(const blk64_t *k, size_t mask, blk64_t blk)
+{
+	size_t b = (size_t)((blk * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+	while (k[b] && k[b] != blk)
+		b = (b + 1) & mask;
+	return b;
+}
+
+/* A block of the image whose count reconcile checks although it is not (or no longer) the
+ * one a label shares: a full block takes no reference, but a count one too high that an
+ * interrupted run left on it must not stay. */
+static errcode_t recheck_add(struct xattr_ctx *x, blk64_t blk)
+{
+	if (x->recheck && x->recheck[recheck_slot(x->recheck, x->maskrecheck, blk)] == blk)
+		return 0;
+	if (!x->recheck || (x->nrecheck + 1) * 2 > x->maskrecheck + 1) {
+		size_t nm = x->recheck ? x->maskrecheck * 2 + 1 : 255;
+		blk64_t *nk = calloc(nm + 1, sizeof(*nk));
+		if (!nk)
+			return ENOMEM;
+		for (size_t i = 0; x->recheck && i <= x->maskrecheck; i++)
+			if (x->recheck[i])
+				nk[recheck_slot(nk, nm, x->recheck[i])] = x->recheck[i];
+		free(x->recheck);
+		x->recheck = nk;
+		x->maskrecheck = nm;
+	}
+	x->recheck[recheck_slot(x->recheck, x->maskrecheck, blk)] = blk;
+	x->nrecheck++;
+	return 0;
+}
+
 /* A label-only block on the image (ours from an earlier, perhaps interrupted, run, or the
  * kernel's) is shared further, as a block we had just made would be. */
 static errcode_t remember_found(struct xattr_ctx *x, blk64_t blk, const char *v, size_t len)
 {
 	const struct ext2_ext_attr_header *h = (const struct ext2_ext_attr_header *)x->block;
-	if (!(x->fs->flags & EXT2_FLAG_RW) || h->h_blocks != 1 ||
-	    h->h_refcount >= EXT2_EXT_ATTR_REFCOUNT_MAX)
+	if (!(x->fs->flags & EXT2_FLAG_RW) || h->h_blocks != 1)
 		return 0;
+	if (h->h_refcount >= EXT2_EXT_ATTR_REFCOUNT_MAX)
+		return recheck_add(x, blk);
 	struct shared *s = shared_find(x, v, len);
 	if (s && s->blk == blk)
 		s->refs = h->h_refcount;
@@ -527,20 +565,26 @@ static struct shared *shared_find(struct xattr_ctx *x, const char *v, size_t len
 	return NULL;
 }
 
-static void shared_forget(struct xattr_ctx *x, blk64_t blk)
+/* (a block of the image that leaves sh still has its count made right: recheck) */
+static errcode_t shared_forget(struct xattr_ctx *x, blk64_t blk)
 {
 	for (size_t i = 0; i < x->nsh; i++)
 		if (x->sh[i].blk == blk) {
+			bool found = x->sh[i].found;
 			free(x->sh[i].value);
 			x->sh[i] = x->sh[--x->nsh];
-			return;
+			return found ? recheck_add(x, blk) : 0;
 		}
+	return 0;
 }
 
 static errcode_t shared_remember(struct xattr_ctx *x, const char *v, size_t len, blk64_t blk)
 {
 	struct shared *s = shared_find(x, v, len);
 	if (s) {
+		errcode_t rc = s->found ? recheck_add(x, s->blk) : 0;
+		if (rc)
+			return rc;
 		s->blk = blk;
 		s->refs = 1;
 		s->found = false;
@@ -617,7 +661,8 @@ static errcode_t get_shared_block(struct xattr_ctx *x, ext2_ino_t ino,
 			*out = s->blk;
 			return 0;
 		}
-		shared_forget(x, s->blk);
+		if ((rc = shared_forget(x, s->blk)))
+			return rc;
 	}
 	blk64_t goal = ext2fs_find_inode_goal(x->fs, ino, (struct ext2_inode *)inode, 0), blk;
 	rc = ext2fs_new_block2(x->fs, goal, NULL, &blk);
@@ -645,7 +690,8 @@ static errcode_t put_block(struct xattr_ctx *x, ext2_ino_t ino, blk64_t blk)
 		return rc;
 	struct ext2_ext_attr_header *h = (struct ext2_ext_attr_header *)x->block;
 	if (h->h_refcount <= 1) {
-		shared_forget(x, blk);
+		if ((rc = shared_forget(x, blk)))
+			return rc;
 		x->block_nr = 0;
 		/* what it last held is left on the image, as in place */
 		if ((rc = cache_release(x, blk)))
@@ -815,44 +861,52 @@ errcode_t xattr_set_digest(struct xattr_ctx *x, ext2_ino_t ino, const unsigned c
 	return set_by_library(x, ino, DIGEST_NAME, digest, len);
 }
 
+static int cmp_blk(const void *a, const void *b)
+{
+	blk64_t p = *(const blk64_t *)a, q = *(const blk64_t *)b;
+	return p < q ? -1 : p > q;
+}
+
 errcode_t xattr_reconcile(struct xattr_ctx *x, unsigned long *fixed)
 {
 	ext2_filsys fs = x->fs;
 	ext2_inode_scan scan;
 	struct ext2_inode inode;
 	ext2_ino_t ino;
-	unsigned *refs;
+	unsigned *refs = NULL;
+	size_t n = 0;
 	errcode_t rc;
 
 	*fixed = 0;
-	if (!x->nsh || !(fs->flags & EXT2_FLAG_RW))
+	if (!(fs->flags & EXT2_FLAG_RW))
 		return 0;
-	/* the counts of blocks this run made are exact: each change of an inode's block moved a
-	 * reference from the one to the other; only counts read from the image can be wrong */
-	bool any_found = false;
-	for (size_t i = 0; i < x->nsh && !any_found; i++)
-		any_found = x->sh[i].found;
-	if (!any_found)
-		return 0;
-	if (!(refs = calloc(x->nsh, sizeof(*refs))))
+	/* Only the counts read from the image can be wrong (those of the blocks this run made are
+	 * exact: each change of an inode's block moved a reference from the one to the other):
+	 * the image's blocks labels share, and those out of sh (recheck), sorted by number for a
+	 * binary search per inode. */
+	blk64_t *blks = malloc((x->nsh + x->nrecheck + 1) * sizeof(*blks));
+	if (!blks)
 		return ENOMEM;
-	/* blocks sorted by number, for a binary search per inode */
-	blk64_t *blks = malloc(x->nsh * sizeof(*blks));
-	size_t *idx = malloc(x->nsh * sizeof(*idx));
-	if (!blks || !idx) {
+	for (size_t i = 0; i < x->nsh; i++)
+		if (x->sh[i].found)
+			blks[n++] = x->sh[i].blk;
+	for (size_t i = 0; x->recheck && i <= x->maskrecheck; i++)
+		if (x->recheck[i])
+			blks[n++] = x->recheck[i];
+	qsort(blks, n, sizeof(*blks), cmp_blk);
+	size_t u = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!u || blks[u - 1] != blks[i])
+			blks[u++] = blks[i];
+	n = u;
+	if (!n) {
+		free(blks);
+		return 0;
+	}
+	if (!(refs = calloc(n, sizeof(*refs)))) {
 		rc = ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < x->nsh; i++)
-		idx[i] = i;
-	for (size_t i = 1; i < x->nsh; i++)
-		for (size_t j = i; j > 0 && x->sh[idx[j - 1]].blk > x->sh[idx[j]].blk; j--) {
-			size_t t = idx[j];
-			idx[j] = idx[j - 1];
-			idx[j - 1] = t;
-		}
-	for (size_t i = 0; i < x->nsh; i++)
-		blks[i] = x->sh[idx[i]].blk;
 	if ((rc = ext2fs_open_inode_scan(fs, 0, &scan)))
 		goto out;
 	for (;;) {
@@ -866,21 +920,14 @@ errcode_t xattr_reconcile(struct xattr_ctx *x, unsigned long *fixed)
 		blk64_t b = ext2fs_file_acl_block(fs, &inode);
 		if (!b || !inode.i_links_count)
 			continue;
-		size_t lo = 0, hi = x->nsh;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-			if (blks[mid] < b)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo < x->nsh && blks[lo] == b)
-			refs[lo]++;
+		blk64_t *hit = bsearch(&b, blks, n, sizeof(*blks), cmp_blk);
+		if (hit)
+			refs[hit - blks]++;
 	}
 	ext2fs_close_inode_scan(scan);
 	if (rc)
 		goto out;
-	for (size_t i = 0; i < x->nsh; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (!refs[i] || read_block(x, 0, blks[i]))
 			continue;
 		struct ext2_ext_attr_header *h = (struct ext2_ext_attr_header *)x->block;
@@ -896,7 +943,6 @@ errcode_t xattr_reconcile(struct xattr_ctx *x, unsigned long *fixed)
 out:
 	free(refs);
 	free(blks);
-	free(idx);
 	return rc;
 }
 
