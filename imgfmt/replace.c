@@ -429,7 +429,18 @@ static errcode_t rw_bytes(struct imgcopy *s, uint64_t off, size_t len, void *rbu
 			n = len;
 		if (blk >= s->total)
 			return EXT2_ET_SHORT_READ;
-		if (rbuf) {
+		if (in_wb(s, blk)) {
+			/* in the write-back cache: read or changed there (an inode at a time, with
+			 * 128-byte inodes: no whole block copied in and out for each) */
+			char *w = s->wb + (size_t)(blk % WB_N) * s->blksz + boff;
+			if (rbuf) {
+				memcpy(rbuf, w, n);
+				rbuf = (char *)rbuf + n;
+			} else {
+				memcpy(w, wbuf, n);
+				wbuf = (const char *)wbuf + n;
+			}
+		} else if (rbuf) {
 			struct chunk *c;
 			if (!boff && len >= s->blksz && (c = ic_find_chunk(s, blk)) && c->type == CT_RAW &&
 			    !ic_changed(s, blk)) {

@@ -125,8 +125,13 @@ static bool refs_trusted(struct run *r, const struct walk_entry *e, char *why, s
 	blk64_t b = ext2fs_file_acl_block(r->img->fs, (struct ext2_inode *)e->inode);
 	if (!b)
 		return true;
-	if (!r->refs)
-		count_ea_refs(r);
+	if (!r->refs) {
+		/* the count reads the blocks from the image: those held in memory first */
+		if (xattr_write_back(r->x))
+			r->refs = -1;
+		else
+			count_ea_refs(r);
+	}
 	const struct suspect *su;
 	if (r->refs < 0 || !r->nsuspect ||
 	    !(su = bsearch(&b, r->suspect, r->nsuspect, sizeof(*su), cmp_blk)))
@@ -606,7 +611,8 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 	r.tty = o->progress && isatty(STDERR_FILENO);
 	r.total = src ? src->total
 		      : img->fs->super->s_inodes_count - img->fs->super->s_free_inodes_count;
-	if (img && !(r.x = xattr_new(img->fs))) {
+	/* a copy that replaces the image only when complete: the writes' order is free */
+	if (img && !(r.x = xattr_new(img->fs, img->replaced || img->fmt == IMGFMT_SPARSE))) {
 		fprintf(stderr, "fclabel %s: out of memory\n", o->cmd);
 		return -1;
 	}
@@ -660,6 +666,9 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 				"label block(s), left wrong by an interrupted run\n", o->cmd,
 				img->name, fixed);
 	}
+	errcode_t wrc;
+	if (r.x && (wrc = xattr_write_back(r.x)) && !rc)
+		rc = wrc;
 	if (st->nospace)
 		fprintf(stderr, "fclabel %s: %s: %lu file(s) could not be labeled: the %s has no "
 			"free %s for their labels (%s)\n", o->cmd, name, st->nospace,

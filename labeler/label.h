@@ -52,7 +52,10 @@ int img_close(struct image *img, const char *cmd);
 
 /* ---- xattr.c ---- */
 struct xattr_ctx;
-struct xattr_ctx *xattr_new(ext2_filsys fs);
+/* deferred: the image is written as a copy that replaces it only when complete (the order of
+ * the writes is free): label blocks are held in memory and each written once, by
+ * xattr_write_back, which must then come before the image is closed. */
+struct xattr_ctx *xattr_new(ext2_filsys fs, bool deferred);
 void xattr_free(struct xattr_ctx *x);
 /* The current security.selinux value of an inode. *len = 0 and *val = NULL when absent.
  * The value is valid until the next call. Returns 0 or an errcode_t. */
@@ -72,6 +75,9 @@ errcode_t xattr_set_digest(struct xattr_ctx *x, ext2_ino_t ino, const unsigned c
 void xattr_stats(const struct xattr_ctx *x, unsigned long *allocated, unsigned long *shared);
 /* After a labeling walk: the reference counts of the label-only blocks made right. */
 errcode_t xattr_reconcile(struct xattr_ctx *x, unsigned long *fixed);
+/* The label blocks held in memory written to the image (before it is closed, and before
+ * anything else reads attribute blocks from it). 0 or an errcode_t. */
+errcode_t xattr_write_back(struct xattr_ctx *x);
 
 /* ---- walk.c ---- */
 struct walk_entry {

@@ -20,6 +20,16 @@
  * writes reach the file in this order; what remains is the few microseconds between two of
  * them. Label-only blocks found on the image are shared like the ones we make, so a rerun
  * after a kill ends with the image an uninterrupted run gives.
+ *
+ * Deferred writes. When the image is written as a copy renamed over it (or a sparse image
+ * replaced whole), a kill leaves the original whatever the order of the writes, and that order
+ * costs: every reference added to a shared block rewrote the block and its checksum. There the
+ * label blocks are held in memory (struct ea_cache): a reference changes the block held, and
+ * each block reaches the image once, checksummed, when the walk is over (xattr_write_back),
+ * before ext2fs_close writes the bitmaps; an allocation is left to ext2fs_close too. The
+ * decisions are the ones made in place, from the same block contents, so the result is the
+ * same bytes. What reads or writes attribute blocks on the image itself (the library's xattr
+ * calls, the engine's reference count) is given the blocks it may see written first.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -38,22 +48,71 @@ struct shared {
 	size_t len;
 	blk64_t blk;
 	unsigned refs; /* its h_refcount when last seen */
+	bool found;    /* on the image before this run: its count may be wrong (reconcile) */
+};
+
+/* Label blocks held in memory (deferred writes): a block is live while what it holds is newer
+ * than, or the same as, the image's; dirty while the image's is older. */
+struct ea_cached {
+	blk64_t blk;
+	bool live, dirty;
+};
+struct ea_cache {
+	struct ea_cached *e; /* in the order they came */
+	char *data;          /* cap blocks, e[i]'s at i * blocksize */
+	uint32_t *idx;       /* open addressing on blk: index into e, plus 1; 0 empty */
+	size_t n, cap, mask;
 };
 
 struct xattr_ctx {
 	ext2_filsys fs;
-	char *block;        /* last EA block read */
+	struct ea_cache *cache; /* deferred writes; NULL: every write goes to the image at once */
+	char *block;        /* last EA block read: own, or the one held in the cache */
+	char *own;
 	blk64_t block_nr;
 	char *wbuf;
 	char *value;        /* copy of the value returned by xattr_get_label */
 	size_t value_cap;
 	struct shared *sh;  /* label -> a block holding only it */
 	size_t nsh, capsh;
+	blk64_t *recheck;   /* set (open addressing, 0 empty): label-only blocks of the image out
+			     * of sh (full when found, or when they became full) whose counts
+			     * reconcile makes right too */
+	size_t nrecheck, maskrecheck;
 	unsigned long allocated, shared_refs;
 	size_t isize;
 };
 
-struct xattr_ctx *xattr_new(ext2_filsys fs)
+/* At most this much of the label blocks waits in memory: past it, all are written and the
+ * cache starts again (a walk meets a few hundred labels; an image whose files each have a
+ * block of their own, relabeled, may dirty one per file). */
+#define CACHE_BYTES (8u << 20)
+
+static struct ea_cache *cache_new(ext2_filsys fs)
+{
+	struct ea_cache *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->cap = CACHE_BYTES / fs->blocksize;
+	if (c->cap < 64)
+		c->cap = 64;
+	for (c->mask = 1; c->mask < c->cap * 2; c->mask <<= 1)
+		;
+	c->e = malloc(c->cap * sizeof(*c->e));
+	c->data = malloc(c->cap * (size_t)fs->blocksize);
+	c->idx = calloc(c->mask, sizeof(*c->idx));
+	c->mask--;
+	if (!c->e || !c->data || !c->idx) {
+		free(c->e);
+		free(c->data);
+		free(c->idx);
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+struct xattr_ctx *xattr_new(ext2_filsys fs, bool deferred)
 {
 	struct xattr_ctx *x = calloc(1, sizeof(*x));
 	if (!x)
@@ -62,9 +121,10 @@ struct xattr_ctx *xattr_new(ext2_filsys fs)
 	x->isize = EXT2_INODE_SIZE(fs->super);
 	if (x->isize < sizeof(struct ext2_inode_large))
 		x->isize = sizeof(struct ext2_inode_large);
-	x->block = malloc(fs->blocksize);
+	x->block = x->own = malloc(fs->blocksize);
 	x->wbuf = malloc(fs->blocksize);
-	if (!x->block || !x->wbuf) {
+	if (!x->own || !x->wbuf ||
+	    (deferred && (fs->flags & EXT2_FLAG_RW) && !(x->cache = cache_new(fs)))) {
 		xattr_free(x);
 		return NULL;
 	}
@@ -75,10 +135,17 @@ void xattr_free(struct xattr_ctx *x)
 {
 	if (!x)
 		return;
+	if (x->cache) {
+		free(x->cache->e);
+		free(x->cache->data);
+		free(x->cache->idx);
+		free(x->cache);
+	}
 	for (size_t i = 0; i < x->nsh; i++)
 		free(x->sh[i].value);
 	free(x->sh);
-	free(x->block);
+	free(x->recheck);
+	free(x->own);
 	free(x->wbuf);
 	free(x->value);
 	free(x);
@@ -126,6 +193,113 @@ static int find_label(const char *area, size_t size, const char *first, const ch
 	return -1;
 }
 
+/* ---- the label blocks held in memory (deferred writes) ---- */
+
+static char *cache_data(const struct xattr_ctx *x, const struct ea_cached *e)
+{
+	return x->cache->data + (size_t)(e - x->cache->e) * x->fs->blocksize;
+}
+
+static struct ea_cached *cache_find(const struct xattr_ctx *x, blk64_t blk)
+{
+	const struct ea_cache *c = x->cache;
+	if (!c)
+		return NULL;
+	for (size_t b = (size_t)((blk * 0x9e3779b97f4a7c15ull) >> 32) & c->mask;;
+	     b = (b + 1) & c->mask) {
+		if (!c->idx[b])
+			return NULL;
+		if (c->e[c->idx[b] - 1].blk == blk)
+			return &c->e[c->idx[b] - 1];
+	}
+}
+
+/* Writes a held block to the image (checksummed by the library), as it stands. */
+static errcode_t cache_write_one(struct xattr_ctx *x, struct ea_cached *e)
+{
+	errcode_t rc = ext2fs_write_ext_attr3(x->fs, e->blk, cache_data(x, e), 0);
+	if (!rc)
+		e->dirty = false;
+	return rc;
+}
+
+/* Every dirty block written, in the order they came; with empty, the cache emptied after. */
+static errcode_t cache_write_all(struct xattr_ctx *x, bool empty)
+{
+	struct ea_cache *c = x->cache;
+	errcode_t rc = 0;
+	if (!c)
+		return 0;
+	for (size_t i = 0; i < c->n && !rc; i++)
+		if (c->e[i].live && c->e[i].dirty)
+			rc = cache_write_one(x, &c->e[i]);
+	if (!rc && empty) {
+		memset(c->idx, 0, (c->mask + 1) * sizeof(*c->idx));
+		c->n = 0;
+		/* the last block read stays readable */
+		if (x->block != x->own) {
+			memcpy(x->own, x->block, x->fs->blocksize);
+			x->block = x->own;
+		}
+	}
+	return rc;
+}
+
+/* Holds buf as block blk's contents, to be written later. */
+static errcode_t cache_put(struct xattr_ctx *x, blk64_t blk, const char *buf)
+{
+	struct ea_cache *c = x->cache;
+	struct ea_cached *e = cache_find(x, blk);
+	errcode_t rc;
+
+	if (!e) {
+		if (c->n == c->cap && (rc = cache_write_all(x, true)))
+			return rc;
+		size_t b = (size_t)((blk * 0x9e3779b97f4a7c15ull) >> 32) & c->mask;
+		while (c->idx[b])
+			b = (b + 1) & c->mask;
+		e = &c->e[c->n++];
+		e->blk = blk;
+		c->idx[b] = (uint32_t)c->n;
+	}
+	e->live = e->dirty = true;
+	if (buf != cache_data(x, e))
+		memcpy(cache_data(x, e), buf, x->fs->blocksize);
+	return 0;
+}
+
+/*
+ * The image itself is about to be read or changed at blk by someone else (the library), or blk
+ * is released: a newer version held here is written first, as a write in place would have left
+ * it, and no longer held (it may change behind our back).
+ */
+static errcode_t cache_release(struct xattr_ctx *x, blk64_t blk)
+{
+	struct ea_cached *e = cache_find(x, blk);
+	errcode_t rc = 0;
+	if (!e || !e->live)
+		return 0;
+	if (e->dirty)
+		rc = cache_write_one(x, e);
+	e->live = false;
+	if (x->block_nr == blk)
+		x->block_nr = 0;
+	return rc;
+}
+
+/* Writes an EA block: to the image, or (deferred) to the block held in memory. */
+static errcode_t write_block(struct xattr_ctx *x, ext2_ino_t ino, blk64_t blk, char *buf)
+{
+	if (x->cache)
+		return cache_put(x, blk, buf);
+	return ext2fs_write_ext_attr3(x->fs, blk, buf, ino);
+}
+
+errcode_t xattr_write_back(struct xattr_ctx *x)
+{
+	return cache_write_all(x, false);
+}
+
 /* Reads the inode's EA block into x->block. */
 static errcode_t read_block(struct xattr_ctx *x, ext2_ino_t ino, blk64_t blk)
 {
@@ -136,9 +310,15 @@ static errcode_t read_block(struct xattr_ctx *x, ext2_ino_t ino, blk64_t blk)
 	if (blk == x->block_nr)
 		return 0;
 	x->block_nr = 0;
-	rc = ext2fs_read_ext_attr3(x->fs, blk, x->block, ino);
-	if (rc)
-		return rc;
+	/* a block held in memory is used there: a change to it is made in place */
+	struct ea_cached *e = cache_find(x, blk);
+	if (e && e->live) {
+		x->block = cache_data(x, e);
+	} else {
+		x->block = x->own;
+		if ((rc = ext2fs_read_ext_attr3(x->fs, blk, x->block, ino)))
+			return rc;
+	}
 	if (((struct ext2_ext_attr_header *)x->block)->h_magic != EXT2_EXT_ATTR_MAGIC)
 		return EXT2_ET_BAD_EA_HEADER;
 	x->block_nr = blk;
@@ -195,14 +375,47 @@ static errcode_t check_entries(const struct xattr_ctx *x, const char *first, con
 static struct shared *shared_find(struct xattr_ctx *x, const char *v, size_t len);
 static errcode_t shared_remember(struct xattr_ctx *x, const char *v, size_t len, blk64_t blk);
 
+static size_t recheck_slot(const blk64_t *k, size_t mask, blk64_t blk)
+{
+	size_t b = (size_t)((blk * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+	while (k[b] && k[b] != blk)
+		b = (b + 1) & mask;
+	return b;
+}
+
+/* A block of the image whose count reconcile checks although it is not (or no longer) the
+ * one a label shares: a full block takes no reference, but a count one too high that an
+ * interrupted run left on it must not stay. */
+static errcode_t recheck_add(struct xattr_ctx *x, blk64_t blk)
+{
+	if (x->recheck && x->recheck[recheck_slot(x->recheck, x->maskrecheck, blk)] == blk)
+		return 0;
+	if (!x->recheck || (x->nrecheck + 1) * 2 > x->maskrecheck + 1) {
+		size_t nm = x->recheck ? x->maskrecheck * 2 + 1 : 255;
+		blk64_t *nk = calloc(nm + 1, sizeof(*nk));
+		if (!nk)
+			return ENOMEM;
+		for (size_t i = 0; x->recheck && i <= x->maskrecheck; i++)
+			if (x->recheck[i])
+				nk[recheck_slot(nk, nm, x->recheck[i])] = x->recheck[i];
+		free(x->recheck);
+		x->recheck = nk;
+		x->maskrecheck = nm;
+	}
+	x->recheck[recheck_slot(x->recheck, x->maskrecheck, blk)] = blk;
+	x->nrecheck++;
+	return 0;
+}
+
 /* A label-only block on the image (ours from an earlier, perhaps interrupted, run, or the
  * kernel's) is shared further, as a block we had just made would be. */
 static errcode_t remember_found(struct xattr_ctx *x, blk64_t blk, const char *v, size_t len)
 {
 	const struct ext2_ext_attr_header *h = (const struct ext2_ext_attr_header *)x->block;
-	if (!(x->fs->flags & EXT2_FLAG_RW) || h->h_blocks != 1 ||
-	    h->h_refcount >= EXT2_EXT_ATTR_REFCOUNT_MAX)
+	if (!(x->fs->flags & EXT2_FLAG_RW) || h->h_blocks != 1)
 		return 0;
+	if (h->h_refcount >= EXT2_EXT_ATTR_REFCOUNT_MAX)
+		return recheck_add(x, blk);
 	struct shared *s = shared_find(x, v, len);
 	if (s && s->blk == blk)
 		s->refs = h->h_refcount;
@@ -211,8 +424,10 @@ static errcode_t remember_found(struct xattr_ctx *x, blk64_t blk, const char *v,
 	if (s && (s->blk == blk || s->refs < EXT2_EXT_ATTR_REFCOUNT_MAX))
 		return 0;
 	errcode_t rc = shared_remember(x, v, len, blk);
-	if (!rc && (s = shared_find(x, v, len)))
+	if (!rc && (s = shared_find(x, v, len))) {
 		s->refs = h->h_refcount;
+		s->found = true;
+	}
 	return rc;
 }
 
@@ -304,6 +519,12 @@ static errcode_t persist_alloc(struct xattr_ctx *x, blk64_t blk)
 
 	if (!fs->block_map || nbytes > fs->blocksize)
 		return 0; /* nothing loaded to write (read-only), or a layout we leave to close */
+	if (x->cache) {
+		/* deferred: ext2fs_close writes them; memory as it would be in place */
+		ext2fs_group_desc_csum_set(fs, g);
+		ext2fs_superblock_csum_set(fs, fs->super);
+		return 0;
+	}
 	memset(x->wbuf, 0xff, fs->blocksize);
 	blk64_t first = EXT2FS_B2C(fs, fs->super->s_first_data_block) +
 			(blk64_t)g * EXT2_CLUSTERS_PER_GROUP(fs->super);
@@ -344,22 +565,29 @@ static struct shared *shared_find(struct xattr_ctx *x, const char *v, size_t len
 	return NULL;
 }
 
-static void shared_forget(struct xattr_ctx *x, blk64_t blk)
+/* (a block of the image that leaves sh still has its count made right: recheck) */
+static errcode_t shared_forget(struct xattr_ctx *x, blk64_t blk)
 {
 	for (size_t i = 0; i < x->nsh; i++)
 		if (x->sh[i].blk == blk) {
+			bool found = x->sh[i].found;
 			free(x->sh[i].value);
 			x->sh[i] = x->sh[--x->nsh];
-			return;
+			return found ? recheck_add(x, blk) : 0;
 		}
+	return 0;
 }
 
 static errcode_t shared_remember(struct xattr_ctx *x, const char *v, size_t len, blk64_t blk)
 {
 	struct shared *s = shared_find(x, v, len);
 	if (s) {
+		errcode_t rc = s->found ? recheck_add(x, s->blk) : 0;
+		if (rc)
+			return rc;
 		s->blk = blk;
 		s->refs = 1;
+		s->found = false;
 		return 0;
 	}
 	if (x->nsh == x->capsh) {
@@ -377,6 +605,7 @@ static errcode_t shared_remember(struct xattr_ctx *x, const char *v, size_t len,
 	s->len = len;
 	s->blk = blk;
 	s->refs = 1;
+	s->found = false;
 	x->nsh++;
 	return 0;
 }
@@ -422,7 +651,7 @@ static errcode_t get_shared_block(struct xattr_ctx *x, ext2_ino_t ino,
 			       &cl, &others) == 1 && !others && cl == len && !memcmp(cv, v, len) &&
 		    h->h_refcount < EXT2_EXT_ATTR_REFCOUNT_MAX && h->h_blocks == 1) {
 			h->h_refcount++;
-			rc = ext2fs_write_ext_attr3(x->fs, s->blk, x->block, ino);
+			rc = write_block(x, ino, s->blk, x->block);
 			if (rc) {
 				x->block_nr = 0;
 				return rc;
@@ -432,7 +661,8 @@ static errcode_t get_shared_block(struct xattr_ctx *x, ext2_ino_t ino,
 			*out = s->blk;
 			return 0;
 		}
-		shared_forget(x, s->blk);
+		if ((rc = shared_forget(x, s->blk)))
+			return rc;
 	}
 	blk64_t goal = ext2fs_find_inode_goal(x->fs, ino, (struct ext2_inode *)inode, 0), blk;
 	rc = ext2fs_new_block2(x->fs, goal, NULL, &blk);
@@ -440,7 +670,7 @@ static errcode_t get_shared_block(struct xattr_ctx *x, ext2_ino_t ino,
 		return rc;
 	build_block(x, v, len);
 	/* the block is written before any inode points to it */
-	rc = ext2fs_write_ext_attr3(x->fs, blk, x->wbuf, ino);
+	rc = write_block(x, ino, blk, x->wbuf);
 	if (rc)
 		return rc;
 	ext2fs_block_alloc_stats2(x->fs, blk, +1);
@@ -460,13 +690,17 @@ static errcode_t put_block(struct xattr_ctx *x, ext2_ino_t ino, blk64_t blk)
 		return rc;
 	struct ext2_ext_attr_header *h = (struct ext2_ext_attr_header *)x->block;
 	if (h->h_refcount <= 1) {
-		shared_forget(x, blk);
+		if ((rc = shared_forget(x, blk)))
+			return rc;
 		x->block_nr = 0;
+		/* what it last held is left on the image, as in place */
+		if ((rc = cache_release(x, blk)))
+			return rc;
 		ext2fs_block_alloc_stats2(x->fs, blk, -1);
 		return persist_alloc(x, blk);
 	}
 	h->h_refcount--;
-	rc = ext2fs_write_ext_attr3(x->fs, blk, x->block, ino);
+	rc = write_block(x, ino, blk, x->block);
 	if (rc)
 		x->block_nr = 0;
 	return rc;
@@ -541,6 +775,8 @@ static errcode_t set_by_library(struct xattr_ctx *x, ext2_ino_t ino, const char 
 	if ((rc = ext2fs_read_inode(x->fs, ino, &before_inode)))
 		return rc;
 	blk64_t before = ext2fs_file_acl_block(x->fs, &before_inode);
+	if (before && (rc = cache_release(x, before)))
+		return rc;
 	rc = ext2fs_xattrs_open(x->fs, ino, &h);
 	if (rc)
 		return rc;
@@ -593,6 +829,15 @@ errcode_t xattr_get_digest(struct xattr_ctx *x, ext2_ino_t ino, unsigned char *o
 
 	*len = 0;
 	x->block_nr = 0;
+	if (x->cache) {
+		/* the library reads the block from the image */
+		struct ext2_inode inode;
+		blk64_t b;
+		if ((rc = ext2fs_read_inode(x->fs, ino, &inode)))
+			return rc;
+		if ((b = ext2fs_file_acl_block(x->fs, &inode)) && (rc = cache_release(x, b)))
+			return rc;
+	}
 	if ((rc = ext2fs_xattrs_open(x->fs, ino, &h)))
 		return rc;
 	rc = ext2fs_xattrs_read(h);
@@ -616,37 +861,52 @@ errcode_t xattr_set_digest(struct xattr_ctx *x, ext2_ino_t ino, const unsigned c
 	return set_by_library(x, ino, DIGEST_NAME, digest, len);
 }
 
+static int cmp_blk(const void *a, const void *b)
+{
+	blk64_t p = *(const blk64_t *)a, q = *(const blk64_t *)b;
+	return p < q ? -1 : p > q;
+}
+
 errcode_t xattr_reconcile(struct xattr_ctx *x, unsigned long *fixed)
 {
 	ext2_filsys fs = x->fs;
 	ext2_inode_scan scan;
 	struct ext2_inode inode;
 	ext2_ino_t ino;
-	unsigned *refs;
+	unsigned *refs = NULL;
+	size_t n = 0;
 	errcode_t rc;
 
 	*fixed = 0;
-	if (!x->nsh || !(fs->flags & EXT2_FLAG_RW))
+	if (!(fs->flags & EXT2_FLAG_RW))
 		return 0;
-	if (!(refs = calloc(x->nsh, sizeof(*refs))))
+	/* Only the counts read from the image can be wrong (those of the blocks this run made are
+	 * exact: each change of an inode's block moved a reference from the one to the other):
+	 * the image's blocks labels share, and those out of sh (recheck), sorted by number for a
+	 * binary search per inode. */
+	blk64_t *blks = malloc((x->nsh + x->nrecheck + 1) * sizeof(*blks));
+	if (!blks)
 		return ENOMEM;
-	/* blocks sorted by number, for a binary search per inode */
-	blk64_t *blks = malloc(x->nsh * sizeof(*blks));
-	size_t *idx = malloc(x->nsh * sizeof(*idx));
-	if (!blks || !idx) {
+	for (size_t i = 0; i < x->nsh; i++)
+		if (x->sh[i].found)
+			blks[n++] = x->sh[i].blk;
+	for (size_t i = 0; x->recheck && i <= x->maskrecheck; i++)
+		if (x->recheck[i])
+			blks[n++] = x->recheck[i];
+	qsort(blks, n, sizeof(*blks), cmp_blk);
+	size_t u = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!u || blks[u - 1] != blks[i])
+			blks[u++] = blks[i];
+	n = u;
+	if (!n) {
+		free(blks);
+		return 0;
+	}
+	if (!(refs = calloc(n, sizeof(*refs)))) {
 		rc = ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < x->nsh; i++)
-		idx[i] = i;
-	for (size_t i = 1; i < x->nsh; i++)
-		for (size_t j = i; j > 0 && x->sh[idx[j - 1]].blk > x->sh[idx[j]].blk; j--) {
-			size_t t = idx[j];
-			idx[j] = idx[j - 1];
-			idx[j - 1] = t;
-		}
-	for (size_t i = 0; i < x->nsh; i++)
-		blks[i] = x->sh[idx[i]].blk;
 	if ((rc = ext2fs_open_inode_scan(fs, 0, &scan)))
 		goto out;
 	for (;;) {
@@ -660,26 +920,21 @@ errcode_t xattr_reconcile(struct xattr_ctx *x, unsigned long *fixed)
 		blk64_t b = ext2fs_file_acl_block(fs, &inode);
 		if (!b || !inode.i_links_count)
 			continue;
-		size_t lo = 0, hi = x->nsh;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-			if (blks[mid] < b)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo < x->nsh && blks[lo] == b)
-			refs[lo]++;
+		blk64_t *hit = bsearch(&b, blks, n, sizeof(*blks), cmp_blk);
+		if (hit)
+			refs[hit - blks]++;
 	}
 	ext2fs_close_inode_scan(scan);
 	if (rc)
 		goto out;
-	for (size_t i = 0; i < x->nsh; i++) {
+	for (size_t i = 0; i < n; i++) {
+		if (!refs[i] || read_block(x, 0, blks[i]))
+			continue;
 		struct ext2_ext_attr_header *h = (struct ext2_ext_attr_header *)x->block;
-		if (!refs[i] || read_block(x, 0, blks[i]) || h->h_refcount == refs[i])
+		if (h->h_refcount == refs[i])
 			continue;
 		h->h_refcount = refs[i];
-		if ((rc = ext2fs_write_ext_attr3(fs, blks[i], x->block, 0))) {
+		if ((rc = write_block(x, 0, blks[i], x->block))) {
 			x->block_nr = 0;
 			goto out;
 		}
@@ -688,7 +943,6 @@ errcode_t xattr_reconcile(struct xattr_ctx *x, unsigned long *fixed)
 out:
 	free(refs);
 	free(blks);
-	free(idx);
 	return rc;
 }
 
