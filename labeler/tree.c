@@ -25,6 +25,8 @@
 #include <linux/magic.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <stdint.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -135,12 +137,66 @@ void tree_label_error(char *why, size_t n, bool opath, int e)
 		 strerror(e));
 }
 
-int tree_write_label(const struct handle *h, char *proc, const char *ctx)
+static int set_raw(const struct handle *h, char *proc, const char *ctx, int flags)
 {
 	size_t l = strlen(ctx) + 1;
-	int rc = h->opath ? setxattr(proc_path(proc, h->fd), SELINUX_XATTR, ctx, l, 0)
-			  : fsetxattr(h->fd, SELINUX_XATTR, ctx, l, 0);
+	int rc = h->opath ? setxattr(proc_path(proc, h->fd), SELINUX_XATTR, ctx, l, flags)
+			  : fsetxattr(h->fd, SELINUX_XATTR, ctx, l, flags);
 	return rc ? errno : 0;
+}
+
+int tree_write_label(const struct handle *h, char *proc, const char *ctx)
+{
+	return set_raw(h, proc, ctx, 0);
+}
+
+int tree_create_label(const struct handle *h, char *proc, const char *ctx)
+{
+	return set_raw(h, proc, ctx, XATTR_CREATE);
+}
+
+/* getxattrat(2), Linux 6.13: the label of name in dfd, the symlink's own for a symlink */
+#ifndef SYS_getxattrat
+#define SYS_getxattrat 464
+#endif
+struct xattr_args_at {
+	uint64_t value;
+	uint32_t size, flags;
+};
+
+static ssize_t getxattrat_raw(int dfd, const char *name, void *buf, size_t n)
+{
+	struct xattr_args_at args = { (uintptr_t)buf, (uint32_t)n, 0 };
+	return syscall(SYS_getxattrat, dfd, name, AT_SYMLINK_NOFOLLOW, SELINUX_XATTR, &args,
+		       sizeof(args));
+}
+
+int tree_read_label_at(int dfd, const char *name, char **val, size_t *cap, size_t *len)
+{
+	if (*cap < 256) {
+		char *p = realloc(*val, 256);
+		if (!p)
+			return ENOMEM;
+		*val = p;
+		*cap = 256;
+	}
+	for (;;) {
+		ssize_t l = getxattrat_raw(dfd, name, *val, *cap - 1);
+		if (l >= 0) {
+			(*val)[l] = 0;
+			*len = (size_t)l;
+			return 0;
+		}
+		if (errno != ERANGE)
+			return errno;
+		l = getxattrat_raw(dfd, name, NULL, 0);
+		size_t c = l > 0 && (size_t)l + 1 > *cap ? (size_t)l + 1 : *cap * 2;
+		char *p = realloc(*val, c);
+		if (!p)
+			return ENOMEM;
+		*val = p;
+		*cap = c;
+	}
 }
 
 static int tree_get(void *arg, const struct label_file *f, const char **val, size_t *len,
@@ -440,7 +496,7 @@ static long tree_walk(void *arg, struct label_run *run)
 	t->first_mount = NULL;
 	if ((rc = visit_root(t, run, &fd, &sb)) || fd < 0)
 		return rc;
-	if (t->threads > 1)
+	if (t->threads)
 		return tree_walk_threads(t, run, fd, &sb);
 	if ((rc = push_dir(t, run, fd, &sb, t->pathlen)))
 		return rc;
@@ -497,15 +553,15 @@ static bool volatile_fs(const char *dir)
 				     sf.f_type == SYSFS_MAGIC);
 }
 
-/* How many threads walk the tree: --threads, by default one per CPU (up to 8). One when the
- * engine's order matters beyond what it is handed in order: directory digests (written as the
- * walk leaves each directory), app data and relabel's pruning (which decide whether a directory
- * is entered). */
+/* How many threads walk the tree (treepool.c): --threads, by default one per CPU (up to 8). 0:
+ * the walk above, one entry at a time, when the engine's order matters beyond what it is handed
+ * in order: directory digests (written as the walk leaves each directory), app data and
+ * relabel's pruning (which decide whether a directory is entered). */
 static unsigned tree_threads(const struct label_opts *o)
 {
 	long n = o->threads;
 	if (o->digests || o->appdata || o->diff)
-		return 1;
+		return 0;
 	if (!n) {
 		n = sysconf(_SC_NPROCESSORS_ONLN);
 		n = n < 1 ? 1 : n > 8 ? 8 : n;

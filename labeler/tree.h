@@ -62,6 +62,11 @@ int tree_open_entry(int dfd, const char *name, unsigned char type, struct handle
 int tree_read_label(const struct handle *h, char *proc, char **val, size_t *cap, size_t *len);
 /* Writes ctx and its NUL through h: 0 or an errno. */
 int tree_write_label(const struct handle *h, char *proc, const char *ctx);
+/* ... only when there is no label yet: 0, EEXIST when there is one, or another errno. */
+int tree_create_label(const struct handle *h, char *proc, const char *ctx);
+/* The label of name in the directory dfd by name (getxattrat, never through a symlink), as
+ * tree_read_label; ENOSYS before Linux 6.13. */
+int tree_read_label_at(int dfd, const char *name, char **val, size_t *cap, size_t *len);
 /* Why a label could not be read (errno e). */
 void tree_label_error(char *why, size_t n, bool opath, int e);
 bool tree_encrypted(const struct handle *h);

@@ -67,6 +67,7 @@ struct unit {
 	dev_t dev;
 	ino_t ino;
 	int state;
+	bool counted;            /* in the pool's live and buffered counts */
 	struct ahead *recs;
 	size_t nrec, caprec;
 	char *arena;
@@ -83,6 +84,7 @@ struct pool {
 	size_t npending, cappending;
 	unsigned long live, buffered;
 	unsigned long fds, maxfds; /* descriptors of units waiting their turn */
+	bool no_xattrat;           /* getxattrat(2) is not there: labels read through descriptors */
 	bool stop;
 };
 
@@ -95,6 +97,7 @@ struct worker {
 	struct frame f;
 	struct unit **kids;
 	size_t nkids, capkids;
+	bool open_first; /* the last entry's label was written: open the next before reading */
 };
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -252,32 +255,110 @@ static int add_child(struct worker *w, struct unit *u, struct ahead *a, size_t p
 	return 0;
 }
 
-/* Reads the label of the entry open as h into the record, and writes it when the engine would. */
-static int read_and_write(struct worker *w, struct unit *u, struct ahead *a, const struct handle *h)
+/* Whether the engine will want a's label written, unless it is there already. */
+static bool wants_write(const struct worker *w, const struct ahead *a)
 {
-	size_t len;
-	int e = tree_read_label(h, w->proc, &w->val, &w->valcap, &len);
+	return w->p->writes_ahead && !a->lrc && a->res.status == FC_LABEL &&
+	       (S_ISDIR(a->mode) || a->nlink <= 1);
+}
+
+/* The label read (len bytes in w->val, or e: ENODATA for none, an errno) into the record. */
+static int keep_label(struct worker *w, struct unit *u, struct ahead *a, int e, size_t len)
+{
 	if (e == ENODATA) {
 		a->label = L_NONE;
 	} else if (e) {
 		a->label = L_ERROR;
 		a->err = e;
 	} else {
-		size_t i = (size_t)(a - u->recs);
 		uint32_t at = keep(u, w->val, len);
-		a = &u->recs[i];
 		if (at == UINT32_MAX)
 			return ENOMEM;
 		a->label = L_VALUE;
 		a->val = at;
 		a->vlen = (uint32_t)len;
 	}
-	if (w->p->writes_ahead && !a->lrc && a->res.status == FC_LABEL &&
-	    (S_ISDIR(a->mode) || a->nlink <= 1) && a->label != L_ERROR &&
-	    !(a->label == L_VALUE && label_same(u->arena + a->val, a->vlen, a->res.context))) {
+	return 0;
+}
+
+static bool needs_write(const struct worker *w, const struct unit *u, const struct ahead *a)
+{
+	return wants_write(w, a) && a->label != L_ERROR &&
+	       !(a->label == L_VALUE && label_same(u->arena + a->val, a->vlen, a->res.context));
+}
+
+/*
+ * The label of the entry open as h into the record, and written when the engine would write
+ * it. After a write, the next entry is opened first (w->open_first): on a tree being labeled for
+ * the first time the label is then written with XATTR_CREATE, which fails when there is one
+ * already (read then), and tells that there was none without reading it.
+ */
+static int read_and_write(struct worker *w, struct unit *u, struct ahead *a, const struct handle *h)
+{
+	size_t len = 0;
+	int e;
+	if (w->open_first && wants_write(w, a) &&
+	    !tree_create_label(h, w->proc, a->res.context)) {
+		a->label = L_NONE;
+		a->wrote = WA_OK;
+		return 0;
+	}
+	e = tree_read_label(h, w->proc, &w->val, &w->valcap, &len);
+	if (keep_label(w, u, a, e, len))
+		return ENOMEM;
+	w->open_first = needs_write(w, u, a);
+	if (w->open_first) {
 		a->werr = tree_write_label(h, w->proc, a->res.context);
 		a->wrote = a->werr ? WA_FAILED : WA_OK;
 	}
+	return 0;
+}
+
+/* What is not a directory, stat'ed and its label read by name relative to the directory
+ * (fstatat, getxattrat, neither through a symlink): no descriptor at all when nothing is to be
+ * written. A write goes through a descriptor opened then and checked to be the inode stat'ed;
+ * one that is not (replaced since) is handled afresh from that descriptor: *h open on it, 1.
+ * Returns 0 when done, 1 for that, 2 when getxattrat is not there (Linux < 6.13), or an errno. */
+static int by_name(struct worker *w, struct unit *u, const char *name, size_t nl,
+		   const struct stat *sb, struct handle *h, struct stat *sb2)
+{
+	struct ahead *a = record(u, R_ENTRY, name, nl, NULL);
+	size_t len = 0;
+	if (!a)
+		return ENOMEM;
+	a->mode = sb->st_mode;
+	a->nlink = sb->st_nlink;
+	a->dev = sb->st_dev;
+	a->ino = sb->st_ino;
+	a->lrc = fc_lookup(w->p->t->set, w->path, sb->st_mode, &a->res);
+	int e = tree_read_label_at(u->fd, name, &w->val, &w->valcap, &len);
+	if (e == ENOSYS || e == ENOENT) {
+		u->nrec--; /* ENOENT: removed since the listing */
+		return e == ENOSYS ? 2 : 0;
+	}
+	if (keep_label(w, u, a, e, len))
+		return ENOMEM;
+	w->open_first = needs_write(w, u, a);
+	if (!w->open_first)
+		return 0;
+	e = tree_open_entry(u->fd, name, IFTODT(sb->st_mode), h, sb2);
+	if (e == ENOENT) {
+		u->nrec--;
+		return 0;
+	}
+	if (e) {
+		a->werr = e;
+		a->wrote = WA_FAILED;
+		return 0;
+	}
+	if (sb2->st_dev != sb->st_dev || sb2->st_ino != sb->st_ino ||
+	    (sb2->st_mode & S_IFMT) != (sb->st_mode & S_IFMT)) {
+		u->nrec--;
+		return 1;
+	}
+	a->werr = tree_write_label(h, w->proc, a->res.context);
+	a->wrote = a->werr ? WA_FAILED : WA_OK;
+	close(h->fd);
 	return 0;
 }
 
@@ -290,21 +371,35 @@ static int prep_entry(struct worker *w, struct unit *u, const char *name, unsign
 	struct stat sb;
 	struct handle h;
 	int e = 0;
+	bool opened = false;
 
 	if (!pl)
 		return ENOMEM;
 	if (o->nexcludes && label_excluded(o, w->path, pl))
 		return 0;
-	if (type == DT_DIR || type == DT_UNKNOWN) {
+	if (type == DT_DIR || type == DT_UNKNOWN ||
+	    (!w->open_first && !__atomic_load_n(&p->no_xattrat, __ATOMIC_RELAXED))) {
 		/* a mount point is known without opening it (that would trigger an automount) */
 		if (fstatat(u->fd, name, &sb, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT))
 			e = errno;
-		else if (S_ISDIR(sb.st_mode) && sb.st_dev != p->t->rootdev && !o->cross_mounts)
+		else if (sb.st_dev != p->t->rootdev && !o->cross_mounts)
 			return record(u, R_MOUNT, name, nl, NULL) ? 0 : ENOMEM;
 		else
 			type = IFTODT(sb.st_mode);
+		if (!e && type != DT_DIR && !__atomic_load_n(&p->no_xattrat, __ATOMIC_RELAXED)) {
+			struct stat sb2;
+			int r = by_name(w, u, name, nl, &sb, &h, &sb2);
+			if (r == 0 || r > 2)
+				return r;
+			if (r == 2)
+				__atomic_store_n(&p->no_xattrat, true, __ATOMIC_RELAXED);
+			if (r == 1) {
+				sb = sb2;
+				opened = true;
+			}
+		}
 	}
-	if (!e)
+	if (!e && !opened)
 		e = tree_open_entry(u->fd, name, type, &h, &sb);
 	if (e == ENOENT)
 		return 0; /* removed since the listing */
@@ -368,7 +463,7 @@ static bool open_unit(struct pool *p, struct unit *u)
 		fd = -1;
 	}
 	if (fd < 0) {
-		if (warn(u, R_WARN_SELF, "", 0, e == ESTALE ? "it was replaced during the walk (%s); "
+		if (warn(u, R_WARN_SELF, "", 0, e == ESTALE ? "it was replaced during the walk; "
 			 "what is below it is left as it is" : "cannot open the directory: %s; what "
 			 "is below it is left as it is", e))
 			fatal(u, ENOMEM);
@@ -377,6 +472,16 @@ static bool open_unit(struct pool *p, struct unit *u)
 	u->fd = fd;
 	__atomic_fetch_add(&p->fds, 1, __ATOMIC_RELAXED);
 	return true;
+}
+
+/* A unit whose listing failed half way: its subdirectories are dropped, the walk stops there. */
+static void unit_failed(struct worker *w, struct unit *u, int e)
+{
+	for (size_t i = 0; i < u->nrec; i++)
+		if (u->recs[i].child)
+			free_unit(w->p, u->recs[i].child);
+	w->nkids = 0;
+	fatal(u, e);
 }
 
 /* Lists a unit and makes its records; its subdirectories go on the pending stack. */
@@ -402,23 +507,14 @@ static void run_unit(struct worker *w, struct unit *u)
 		const char *name = w->f.ents + pos + 1;
 		pos += strlen(name) + 2;
 		if ((e = prep_entry(w, u, name, type))) {
-			for (size_t i = 0; i < w->nkids; i++)
-				free_unit(p, w->kids[i]);
-			for (size_t i = 0; i < u->nrec; i++)
-				u->recs[i].child = NULL;
-			w->nkids = 0;
-			fatal(u, e);
+			unit_failed(w, u, e);
 			return;
 		}
 	}
 	pthread_mutex_lock(&p->mu);
 	if (grow((void **)&p->pending, &p->cappending, p->npending + w->nkids, sizeof(*p->pending))) {
 		pthread_mutex_unlock(&p->mu);
-		for (size_t i = 0; i < w->nkids; i++)
-			free_unit(p, w->kids[i]);
-		for (size_t i = 0; i < u->nrec; i++)
-			u->recs[i].child = NULL;
-		fatal(u, ENOMEM);
+		unit_failed(w, u, ENOMEM);
 		return;
 	}
 	for (size_t i = w->nkids; i-- > 0;)
@@ -433,6 +529,7 @@ static void take(struct worker *w, struct unit *u)
 {
 	struct pool *p = w->p;
 	u->state = U_RUNNING;
+	u->counted = true;
 	p->live++;
 	pthread_mutex_unlock(&p->mu);
 	run_unit(w, u);
@@ -496,8 +593,10 @@ static void need(struct worker *w, struct unit *u)
 static void release(struct pool *p, struct unit *u)
 {
 	pthread_mutex_lock(&p->mu);
-	p->live--;
-	p->buffered -= u->nrec;
+	if (u->counted) {
+		p->live--;
+		p->buffered -= u->nrec;
+	}
 	pthread_cond_broadcast(&p->work);
 	pthread_mutex_unlock(&p->mu);
 	free_unit(p, u);
@@ -519,7 +618,7 @@ static void discard(struct worker *w, struct unit *u, bool wait)
 			while (u->state == U_RUNNING)
 				pthread_cond_wait(&p->done, &p->mu);
 			done = u->state == U_DONE;
-			if (done) {
+			if (u->counted) {
 				p->live--;
 				p->buffered -= u->nrec;
 			}

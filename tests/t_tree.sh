@@ -358,6 +358,25 @@ if cc -shared -fPIC -O2 -o treeshim.so "$TOP/tests/treeshim.c" -ldl -lpthread 2>
 		"$(grep -a '^/ttest/race/victimdir	' e.1 | cut -f 2)$(label_of e.1 /ttest/race/victimdir)" "120000system_u:object_r:tt_race_lnk_t:s0"
 	expect_eq "the file swapped for a symlink: the symlink is labeled" \
 		"$(label_of e.1 /ttest/race/victimfile)" "system_u:object_r:tt_race_lnk_t:s0"
+	# on a labeled tree a label is read by name (getxattrat) and the file opened only to write
+	# it: a symlink swapped in between the two is labeled as a symlink, through its descriptor
+	"$FCLABEL" label "$OUT/c" -S "$FC" >/dev/null 2>&1
+	setfattr -h -n security.selinux -v "system_u:object_r:wrong_t:s0" "$OUT/c/ttest/race/victimfile"
+	dump "$OUTSIDE" outside.3
+	: >swap2.log
+	SWAP_NAMES="victimfile=$OUTSIDE/sentinel" SWAP_LOG=$OUT/swap2.log \
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+		LD_PRELOAD=$OUT/treeshim.so "$FCLABEL" label "$OUT/c" -S "$FC" -T 1 -v >race2.out 2>race2.err
+	expect_eq "label of a labeled tree with a symlink swapped in before the write exits 0" "$?" 0
+	expect_eq "the shim swapped it" "$(grep -c '^swapped' swap2.log)" 1
+	dump "$OUTSIDE" outside.4
+	cmp -s outside.3 outside.4 && ok "nothing outside the tree was written" ||
+		{ bad "files outside the tree changed:"; diff outside.3 outside.4 | head -n 5; }
+	dump "$OUT/c" c.3
+	expect_eq "the symlink swapped in is labeled as a symlink" \
+		"$(grep -a '^/ttest/race/victimfile	' c.3 | cut -f 2)$(label_of c.3 /ttest/race/victimfile)" "120000system_u:object_r:tt_race_lnk_t:s0"
+	expect_eq "the file it replaced keeps its label" "$(label_of c.3 /ttest/race/victimfile.orig)" "system_u:object_r:wrong_t:s0"
+	expect_eq "and -v names that one change" "$(grep -c '^relabeled' race2.out)" 1
 else
 	bad "cannot build tests/treeshim.c: $(head -n 3 shim.err | tr '\n' '|')"
 	"$FCLABEL" label "$OUT/e" -S "$FC" >race.out 2>race.err

@@ -1,9 +1,9 @@
 /*
  * make bench-tree's floor: what the kernel allows for a walk of a live tree that does no more
- * than fclabel label must. The same syscalls per entry as labeler/tree.c (getdents64 of each
- * directory; openat relative to the directory's descriptor, never through a symlink; fstat of
- * that descriptor; the label read, and written, through it), no lookups and no bookkeeping, in
- * any order, with -j threads taking directories from one shared stack.
+ * than fclabel label must. The same syscalls per entry as labeler/treepool.c in each case
+ * (getdents64 of each directory; everything relative to the directory's descriptor, never through
+ * a symlink; see entry()), no lookups and no bookkeeping, in any order, with -j threads taking
+ * directories from one shared stack. Linux 6.13 or later (getxattrat).
  *
  *   treefloor stat DIR [-j N]            stat and read the label of every entry
  *   treefloor write DIR LABEL [-j N]     ... and write LABEL (with its NUL) on every entry
@@ -25,7 +25,9 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/xattr.h>
+#include <stdint.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,22 +60,36 @@ static void push(int fd)
 	pthread_mutex_unlock(&mu);
 }
 
-/* One entry, opened as labeler/tree.c opens it: a directory after an fstatat that sees a mount
- * point without triggering an automount, O_RDONLY with its encrypt flag read; a regular file
- * O_RDONLY|O_NONBLOCK; anything else O_PATH, its label through /proc/self/fd/N. A directory
- * is pushed, its descriptor kept to list it. */
+static ssize_t getxattrat_raw(int dfd, const char *name, void *buf, size_t n)
+{
+	struct { uint64_t value; uint32_t size, flags; } args = { (uintptr_t)buf, (uint32_t)n, 0 };
+	return syscall(464 /* getxattrat */, dfd, name, AT_SYMLINK_NOFOLLOW, XATTR, &args,
+		       sizeof(args));
+}
+
+/*
+ * One entry, as labeler/treepool.c handles it. A directory: an fstatat that sees a mount point
+ * without triggering an automount, then opened O_RDONLY, fstat, its encrypt flag, its label
+ * through the descriptor; pushed, to be listed. Anything else: reading only (stat), fstatat and
+ * getxattrat by name, no descriptor; writing (a tree labeled for the first time), opened
+ * (O_RDONLY|O_NONBLOCK a regular file, O_PATH anything else and its label through
+ * /proc/self/fd/N), fstat, the label written with XATTR_CREATE (again without it when there
+ * was one), closed.
+ */
 static unsigned long entry(int dfd, const char *name, unsigned char type)
 {
 	char val[256], proc[32];
 	struct stat sb;
 	int fd = -1, flags = 0;
 	bool opath = false;
-	if (type == DT_DIR || type == DT_UNKNOWN) {
+	if (type == DT_DIR || type == DT_UNKNOWN || !label) {
 		if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT))
 			return 1;
-		if (S_ISDIR(sb.st_mode) && sb.st_dev != rootdev)
+		if (sb.st_dev != rootdev)
 			return 0;
 		type = IFTODT(sb.st_mode);
+		if (type != DT_DIR && !label)
+			return getxattrat_raw(dfd, name, val, sizeof(val)) < 0 && errno != ENODATA;
 	}
 	if (type == DT_DIR)
 		fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -97,12 +113,17 @@ static unsigned long entry(int dfd, const char *name, unsigned char type)
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	else if (S_ISDIR(sb.st_mode) && ioctl(fd, FS_IOC_GETFLAGS, &flags))
 		flags = 0;
-	if ((opath ? getxattr(proc, XATTR, val, sizeof(val)) : fgetxattr(fd, XATTR, val, sizeof(val))) <
-	    0 && errno != ENODATA)
+	if (label) {
+		int rc = opath ? setxattr(proc, XATTR, label, labellen, XATTR_CREATE)
+			       : fsetxattr(fd, XATTR, label, labellen, XATTR_CREATE);
+		if (rc && errno == EEXIST)
+			rc = opath ? setxattr(proc, XATTR, label, labellen, 0)
+				   : fsetxattr(fd, XATTR, label, labellen, 0);
+		bad += rc != 0;
+	} else if ((opath ? getxattr(proc, XATTR, val, sizeof(val))
+			  : fgetxattr(fd, XATTR, val, sizeof(val))) < 0 && errno != ENODATA) {
 		bad++;
-	if (label && (opath ? setxattr(proc, XATTR, label, labellen, 0)
-			    : fsetxattr(fd, XATTR, label, labellen, 0)))
-		bad++;
+	}
 	if (S_ISDIR(sb.st_mode) && !opath && !(flags & FS_ENCRYPT_FL))
 		push(fd);
 	else
