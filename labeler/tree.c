@@ -12,6 +12,11 @@
  * target). A symlink swapped in for a file or a directory during the walk is labeled as the
  * symlink it is, and never followed. Directories whose device differs from the root's (mount
  * points) are not entered, nor labeled, unless --cross-mounts.
+ *
+ * That walk, one entry at a time, is the one for --digests, --seapp and relabel. Otherwise the
+ * walk is treepool.c's (threads; labels of what is not a directory read by name relative to the
+ * directory's descriptor, never through a symlink, and written only through a descriptor checked
+ * to be the inode looked at), with the same result.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -38,6 +38,10 @@ enum { U_PENDING, U_RUNNING, U_DONE };
  * started and not yet left (each holds a descriptor). */
 #define MAX_BUFFERED 65536
 #define MAX_LIVE 1024
+/* Entries of one directory made into records at once: the rest of a long directory is done
+ * in batches as the engine reaches them, so memory does not grow with a directory's size. */
+#define UNIT_BATCH 16384
+#define MORE_BATCH 1024
 
 struct unit;
 
@@ -72,6 +76,8 @@ struct unit {
 	size_t nrec, caprec;
 	char *arena;
 	size_t alen, acap;
+	char *ents;              /* the rest of a long listing (tree_read_dir's), done in batches */
+	size_t size, pos;
 };
 
 struct pool {
@@ -196,6 +202,7 @@ static void free_unit(struct pool *p, struct unit *u)
 	}
 	free(u->recs);
 	free(u->arena);
+	free(u->ents);
 	free(u->path);
 	free(u);
 }
@@ -484,28 +491,18 @@ static void unit_failed(struct worker *w, struct unit *u, int e)
 	fatal(u, e);
 }
 
-/* Lists a unit and makes its records; its subdirectories go on the pending stack. */
-static void run_unit(struct worker *w, struct unit *u)
+/* Records for at most max entries of the listing ents (size bytes) from *pos on; the
+ * subdirectories go on the pending stack, the first on top. */
+static void run_batch(struct worker *w, struct unit *u, const char *ents, size_t size,
+		      size_t *pos, size_t max)
 {
 	struct pool *p = w->p;
+	int e;
 	w->nkids = 0;
-	if (u->fd < 0 && !open_unit(p, u))
-		return;
-	w->f.fd = u->fd;
-	int e = tree_read_dir(&w->f);
-	if (e == ENOMEM) {
-		fatal(u, ENOMEM);
-		return;
-	}
-	if (e && warn(u, R_WARN_SELF, "", 0, "cannot read the directory: %s; what is below it "
-		      "is left as it is", e)) {
-		fatal(u, ENOMEM);
-		return;
-	}
-	for (size_t pos = 0; pos < w->f.size;) {
-		unsigned char type = (unsigned char)w->f.ents[pos];
-		const char *name = w->f.ents + pos + 1;
-		pos += strlen(name) + 2;
+	for (size_t n = 0; *pos < size && n < max; n++) {
+		unsigned char type = (unsigned char)ents[*pos];
+		const char *name = ents + *pos + 1;
+		*pos += strlen(name) + 2;
 		if ((e = prep_entry(w, u, name, type))) {
 			unit_failed(w, u, e);
 			return;
@@ -522,6 +519,54 @@ static void run_unit(struct worker *w, struct unit *u)
 	if (w->nkids)
 		pthread_cond_broadcast(&p->work);
 	pthread_mutex_unlock(&p->mu);
+}
+
+/* Lists a unit and makes its records (of the first UNIT_BATCH entries; the rest of the listing
+ * is kept for more()). */
+static void run_unit(struct worker *w, struct unit *u)
+{
+	struct pool *p = w->p;
+	size_t pos = 0;
+	if (u->fd < 0 && !open_unit(p, u))
+		return;
+	w->f.fd = u->fd;
+	int e = tree_read_dir(&w->f);
+	if (e == ENOMEM) {
+		fatal(u, ENOMEM);
+		return;
+	}
+	if (e && warn(u, R_WARN_SELF, "", 0, "cannot read the directory: %s; what is below it "
+		      "is left as it is", e)) {
+		fatal(u, ENOMEM);
+		return;
+	}
+	run_batch(w, u, w->f.ents, w->f.size, &pos, UNIT_BATCH);
+	if (pos < w->f.size && (!u->nrec || u->recs[u->nrec - 1].kind != R_FATAL)) {
+		u->ents = w->f.ents;
+		u->size = w->f.size;
+		u->pos = pos;
+		w->f.ents = NULL;
+		w->f.cap = w->f.size = 0;
+	}
+}
+
+/* The engine has had every record of u, done: records for the next entries of a long listing,
+ * made by the calling thread. Returns whether there are any. */
+static bool more(struct worker *w, struct unit *u)
+{
+	struct pool *p = w->p;
+	if (!u->ents || u->pos >= u->size)
+		return false;
+	pthread_mutex_lock(&p->mu);
+	p->buffered -= u->counted ? u->nrec : 0;
+	pthread_mutex_unlock(&p->mu);
+	u->nrec = u->alen = 0;
+	while (!u->nrec && u->pos < u->size) /* a batch may be all left out, or gone */
+		run_batch(w, u, u->ents, u->size, &u->pos, MORE_BATCH);
+	pthread_mutex_lock(&p->mu);
+	p->buffered += u->counted ? u->nrec : 0;
+	pthread_mutex_unlock(&p->mu);
+	return u->nrec > 0;
 }
 
 /* Under the lock: runs u (taken from the stack) and marks it done. */
@@ -773,6 +818,8 @@ long tree_walk_threads(struct tree *t, struct label_run *run, int rootfd, const 
 		struct cursor *c = &cur[depth - 1];
 		struct unit *u = c->u;
 		need(&ws[0], u);
+		if (c->pos >= u->nrec && more(&ws[0], u))
+			c->pos = 0;
 		if (c->pos >= u->nrec) {
 			leave(t, run, u);
 			release(&p, u);

@@ -176,6 +176,17 @@ if extra == "links":
     for i in range(300):
         os.makedirs(P(b"plain/d%03d/sub" % i))
         open(P(b"plain/d%03d/sub/f" % i), "w").close()
+    # a directory longer than the walk's batches (16,384 entries), subdirectories and hard links
+    # spread through it
+    os.makedirs(P(b"big"))
+    for i in range(20000):
+        if i % 997 == 0:
+            os.makedirs(P(b"big/d%05d/sub" % i))
+            open(P(b"big/d%05d/sub/f" % i), "w").close()
+        elif i % 1499 == 0:
+            os.link(P(b"conflict_a/many/%03d" % (i % 150)), P(b"big/l%05d" % i))
+        else:
+            open(P(b"big/f%05d" % i), "w").close()
 if extra == "deep":
     # beyond PATH_MAX: made with descriptors, one level at a time
     fd = os.open(P(b"deep"), os.O_RDONLY | os.O_DIRECTORY)
@@ -398,7 +409,7 @@ dump "$OUT/f" f.1
 dump "$OUT/g" g.1
 expect_eq "-T 4 labels every entry as -T 1 ($(wc -l <f.1 | tr -d ' ') entries)" "$(cmp f.1 g.1 2>&1)" ""
 expect_eq "and as setfiles would (the shared entries)" \
-	"$(grep -a -v -e '^/ttest/conflict_[ab]/many' -e '^/ttest/none/many' -e '^/ttest/plain' f.1 | cmp - b.1 2>&1)" ""
+	"$(grep -a -v -e '^/ttest/conflict_[ab]/many' -e '^/ttest/none/many' -e '^/ttest/plain' -e '^/ttest/big' f.1 | cmp - b.1 2>&1)" ""
 n=$(grep -c 'hard link conflict' thr1.err)
 [ "$n" -gt 100 ] && ok "$n hard link conflicts across directories" || bad "only $n hard link conflicts: $(head -n 2 thr1.err)"
 # the tree's name and the time aside, the output is the same
