@@ -121,17 +121,19 @@ while [ $r -le "$runs" ]; do
 done
 
 best() { sort -n "$1" | head -n 1 | cut -d' ' -f1; }
+# the CPU time (user + sys) of the best run: beside the wall time, what other load cannot inflate
+cpu() { sort -n "$1" | head -n 1 | awk '{ printf "%.2f", $2 + $3 }'; }
 peak() { sort -n -k4 "$1" | tail -n 1 | awk '{ printf "%d", $4 / 1024 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 echo
-echo "best of $runs, seconds ($entries entries):"
-printf '  %-24s %12s %12s %12s %12s\n' "" "first warm" "again warm" "first cold" "again cold"
+echo "best of $runs, wall seconds (CPU seconds of that run) ($entries entries; load average $(cut -d' ' -f1-3 /proc/loadavg)):"
+printf '  %-24s %14s %14s %14s %14s\n' "" "first warm" "again warm" "first cold" "again cold"
 for s in $sides; do
 	printf '  %-24s' "$(name $s)"
 	for c in "first warm" "again warm" "first cold" "again cold"; do
 		set -- $c
 		eval "b_${s}_$1_$2=$(best "$out/$s.$1.$2.t")"
-		eval "printf ' %12s' \$b_${s}_$1_$2"
+		eval "printf ' %6s (%5s)' \$b_${s}_$1_$2 $(cpu "$out/$s.$1.$2.t")"
 	done
 	echo
 done
