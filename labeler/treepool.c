@@ -1,11 +1,12 @@
 /*
  * The live-tree walk with threads. A directory is a unit of work: the thread that takes it
- * lists it and, for each entry, does what the one-thread walk (tree.c) does there, with the same
- * syscalls and the same safety (openat relative to the directory's descriptor, never through a
- * symlink; the mode from fstat of the descriptor opened; labels read and written through it),
- * and also looks the path up and, when the engine would write that label anyway
- * (label_writes_ahead: labeling, and not a hard-linked file), writes it. What it found is kept
- * as a record per entry; its subdirectories become units for any thread, taken depth first.
+ * lists it and, for each entry, looks at it as the one-thread walk (tree.c) does, never through
+ * a symlink (a directory opened relative to its parent's descriptor, its mode from fstat of
+ * that descriptor, its label read through it; anything else stat'ed and its label read by name
+ * relative to the directory's descriptor, see by_name), looks its path up and, when the engine
+ * would write that label anyway (label_writes_ahead: labeling, and not a hard-linked file),
+ * writes it, always through a descriptor of the inode looked at. What it found is kept as a
+ * record per entry; its subdirectories become units for any thread, taken depth first.
  *
  * The engine sees none of that order: the calling thread hands it the records in the one-thread
  * walk's order (depth first, each directory in getdents order), so every count, message, JSON
