@@ -73,6 +73,9 @@ tests/seappunit: tests/seappunit.c seapp/libseapp.a
 tests/fcbench: tests/fcbench.c fcontexts/libfcontexts.a
 	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< fcontexts/libfcontexts.a $(FC_LIBS) $(SEL_LIBS) -ldl -lpthread
 
+tests/treefloor: tests/treefloor.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< -lpthread
+
 # make check: every test once, against fclabel as built (minutes: before every commit);
 # make check-full: every test again under AddressSanitizer/UBSan too (what CI runs)
 check: deps
@@ -100,7 +103,7 @@ bench-relabel: deps
 	@sh tests/bench_relabel.sh
 
 bench-tree: deps
-	@$(MAKE) -s --no-print-directory fclabel
+	@$(MAKE) -s --no-print-directory fclabel tests/treefloor
 	@sh tests/bench_tree.sh
 
 bench-data: deps
@@ -113,5 +116,5 @@ include mk/install.mk
 
 clean:
 	rm -f fclabel $(FC_OBJS) $(LB_OBJS) $(IF_OBJS) $(SA_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a \
-		seapp/libseapp.a $(TEST_BINS)
+		seapp/libseapp.a $(TEST_BINS) tests/treefloor
 	rm -rf tests/out

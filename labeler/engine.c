@@ -288,7 +288,7 @@ static bool write_label(struct run *r, const struct label_file *f, const struct 
 
 /* Whether a stored value is the label ctx: stored with its NUL, as setfiles does; a stored
  * value without one is the same label. */
-static bool same_label(const char *cur, size_t curlen, const char *ctx)
+bool label_same(const char *cur, size_t curlen, const char *ctx)
 {
 	size_t want = strlen(ctx);
 	return cur && (curlen == want + 1 || curlen == want) && !memcmp(cur, ctx, want) &&
@@ -423,7 +423,9 @@ static int wanted(struct run *r, const struct label_file *f, struct want *w, int
 {
 	struct fc_result res;
 	char why[1024];
-	int rc = fc_lookup(r->set, f->path, f->mode, &res);
+	int rc = f->res ? f->res_rc : fc_lookup(r->set, f->path, f->mode, &res);
+	if (f->res)
+		res = *f->res;
 	if (rc) {
 		lookup_failed(why, sizeof(why), rc, &res);
 		rpt_warn(r, f->path, why);
@@ -468,7 +470,7 @@ static int label_one(struct run *r, const struct label_file *f, const struct wal
 	size_t curlen;
 	if (!current_label(r, f, e, &cur, &curlen))
 		return 0;
-	if (same_label(cur, curlen, w.ctx)) {
+	if (label_same(cur, curlen, w.ctx)) {
 		st->unchanged++;
 		return 0;
 	}
@@ -549,14 +551,15 @@ static int visit_file(struct run *r, const struct label_file *f, const struct wa
 static int visit(const struct walk_entry *e, void *arg)
 {
 	struct label_file f = { e->path, e->pathlen, e->inode->i_mode, e->inode->i_links_count,
-				0, e->ino, NULL, (e->inode->i_flags & EXT4_ENCRYPT_FL) != 0 };
+				0, e->ino, NULL, (e->inode->i_flags & EXT4_ENCRYPT_FL) != 0,
+				  NULL, 0 };
 	return visit_file(arg, &f, e);
 }
 
 static int leave(const struct walk_entry *e, void *arg)
 {
 	struct run *r = arg;
-	struct label_file f = { e->path, e->pathlen, LINUX_S_IFDIR, 1, 0, e->ino, NULL, false };
+	struct label_file f = { e->path, e->pathlen, LINUX_S_IFDIR, 1, 0, e->ino, NULL, false, NULL, 0 };
 	if (r->o->digests && !r->collect_only)
 		dig_leave(r, &f, e);
 	return 0;
@@ -572,6 +575,12 @@ void label_leave(struct label_run *run, const struct label_file *f)
 int label_visit(struct label_run *run, const struct label_file *f)
 {
 	return visit_file((struct run *)run, f, NULL);
+}
+
+bool label_writes_ahead(struct label_run *run)
+{
+	const struct run *r = (const struct run *)run;
+	return r->o->mode == LM_LABEL && !r->collect_only && !r->o->diff && !r->o->appdata;
 }
 
 void label_walk_warn(struct label_run *run, const char *path, const char *msg)

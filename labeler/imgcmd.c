@@ -17,7 +17,7 @@ const char label_usage[] =
 	"                    [--strict] [--force] [--base-only] [-z UNDO_FILE] [-o OUT] [--no-sync]\n"
 	"                    [--atomic|--in-place] [--policy SEPOLICY] [--cross-mounts]\n"
 	"                    [--seapp SEAPP[,SEAPP...] [--packages FILE]] [--digests]\n"
-	"                    [--lock[=yes|no|nonblock]]\n"
+	"                    [--lock[=yes|no|nonblock]] [-T N]\n"
 	"\n"
 	"  IMAGE is an ext2/3/4 image or block device; DIR a mounted tree, labeled in place\n"
 	"\n"
@@ -41,6 +41,8 @@ const char label_usage[] =
 	"      --policy SEPOLICY  first check every context against this binary SELinux\n"
 	"                         policy (libsepol); stop if one is not valid\n"
 	"      --cross-mounts     DIR: also enter the file systems mounted below it\n"
+	"  -T, --threads N        DIR: walk it with N threads (default: one per CPU, up to 8;\n"
+	"                         one with --seapp or --digests); the result is the same\n"
 	"      --seapp SEAPP[,...]  Android userdata: app data labeled from these seapp_contexts\n"
 	"                         (plat, system_ext, product, vendor, odm order) as a device does\n"
 	"      --packages FILE    the packages.list to use (default: the image's\n"
@@ -55,7 +57,7 @@ const char check_usage[] =
 	"fclabel check IMAGE|DIR -S FC[,FC...] [-a MOUNTPOINT] [-e PATH]... [--json FILE] [--base-only]\n"
 	"                    [--policy SEPOLICY] [--cross-mounts] [-v]\n"
 	"                    [--seapp SEAPP[,SEAPP...] [--packages FILE]] [--digests]\n"
-	"                    [--lock[=yes|no|nonblock]]\n"
+	"                    [--lock[=yes|no|nonblock]] [-T N]\n"
 	"\n"
 	"  -S, --file-contexts FC[,FC...]  file_contexts files, in order (repeatable)\n"
 	"  -a, --mount-point DIR  the path the image is mounted at (e.g. /system)\n"
@@ -65,6 +67,8 @@ const char check_usage[] =
 	"      --policy SEPOLICY  first check every context against this binary SELinux\n"
 	"                         policy (libsepol); stop if one is not valid\n"
 	"      --cross-mounts     DIR: also enter the file systems mounted below it\n"
+	"  -T, --threads N        DIR: walk it with N threads (default: one per CPU, up to 8;\n"
+	"                         one with --seapp or --digests); the result is the same\n"
 	"  -v, --verbose          name what is left as it is (--seapp)\n"
 	"      --seapp SEAPP[,...]  Android userdata: app data checked from these seapp_contexts\n"
 	"                         (plat, system_ext, product, vendor, odm order) as a device does\n"
@@ -166,7 +170,8 @@ static const struct option image_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "policy", required_argument, NULL, 'p' },
 	{ "from", required_argument, NULL, 'O' },
-	{ "to", required_argument, NULL, 'T' },
+	{ "to", required_argument, NULL, 'U' },
+	{ "threads", required_argument, NULL, 'T' },
 	{ "plan", no_argument, NULL, 'P' },
 	{ "verify", no_argument, NULL, 'V' },
 	{ "undo", required_argument, NULL, 'z' },
@@ -217,7 +222,7 @@ static int take_option(struct imgcmd *c, int opt, const char *arg)
 		else if (fcfiles_add(&c->from, arg))
 			return -1;
 		break;
-	case 'S': case 'T':
+	case 'S': case 'U':
 		if (fcfiles_add(&c->files, arg))
 			return -1;
 		break;
@@ -264,6 +269,17 @@ static int take_option(struct imgcmd *c, int opt, const char *arg)
 	case 'p': c->sepolicy = arg; break;
 	case 's': c->o.strict = true; break;
 	case 'X': c->o.cross_mounts = true; break;
+	case 'T': {
+		char *end;
+		unsigned long n = strtoul(arg, &end, 10);
+		if (!*arg || *end || n < 1 || n > 256) {
+			fprintf(stderr, "fclabel %s: --threads '%s': want a number from 1 to 256\n",
+				c->cmd, arg);
+			die_usage(c->cmd, c->usage);
+		}
+		c->o.threads = (unsigned)n;
+		break;
+	}
 	case 'f': c->imgflags |= IMG_FORCE; break;
 	case 'B': c->flags |= FC_BASE_ONLY; break;
 	case 'h': printf("usage: %s\n", c->usage); return 1;
@@ -274,13 +290,13 @@ static int take_option(struct imgcmd *c, int opt, const char *arg)
 
 static int parse_options(struct imgcmd *c, int argc, char **argv)
 {
-	const char *shortopts = c->check ? "S:a:e:vh" : c->relabel ? "a:e:vz:o:h" : "S:a:ne:vz:o:h";
+	const char *shortopts = c->check ? "S:a:e:vT:h" : c->relabel ? "a:e:vz:o:h" : "S:a:ne:vz:o:T:h";
 	/* the long options each command takes, beyond the shared ones */
-	const char *own = c->check ? "" : c->relabel ? "OTPVfzoYRIF" : "sfzoYRI";
+	const char *own = c->check ? "T" : c->relabel ? "OUPVfzoYRIF" : "sfzoYRIT";
 	int opt, r;
 
 	while ((opt = getopt_long(argc, argv, shortopts, image_opts, NULL)) != -1) {
-		if (strchr("OTPVsfzoYRIF", opt) && !strchr(own, opt))
+		if (strchr("OUPVsfzoYRIFT", opt) && !strchr(own, opt))
 			die_usage(c->cmd, c->usage);
 		if ((r = take_option(c, opt, optarg)))
 			return r;
@@ -319,9 +335,9 @@ static int check_target(struct imgcmd *c)
 			: "--force");
 		return -1;
 	}
-	if (!c->tree && c->o.cross_mounts) {
-		fprintf(stderr, "fclabel %s: %s is not a directory: --cross-mounts applies to "
-			"directories only\n", c->cmd, c->target);
+	if (!c->tree && (c->o.cross_mounts || c->o.threads)) {
+		fprintf(stderr, "fclabel %s: %s is not a directory: %s applies to directories "
+			"only\n", c->cmd, c->target, c->o.cross_mounts ? "--cross-mounts" : "--threads");
 		return -1;
 	}
 	return 0;

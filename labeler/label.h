@@ -146,6 +146,7 @@ struct label_opts {
 	FILE *list;                /* check: differing files go here */
 	const struct fc_diff *diff; /* relabel: enter only directories a change can reach */
 	bool cross_mounts;         /* a live tree: enter file systems mounted below it too */
+	unsigned threads;          /* a live tree: threads walking it (0: as many as CPUs) */
 	struct appdata *appdata;   /* --seapp: app data labels, and Android's rules of what a device
 				    * leaves alone (no file_contexts match, unknown packages) */
 	bool digests;              /* --digests: security.sehash on the directories restorecon
@@ -182,6 +183,9 @@ struct label_file {
 	uint64_t dev, ino;         /* the same pair, the same file (hard links) */
 	void *h;                   /* the walk's handle on this very inode */
 	bool encrypted;            /* a directory with the encrypt flag: its names are ciphertext */
+	const struct fc_result *res; /* the lookup of path and mode, made by the walk (NULL: the
+				      * engine looks it up), and what fc_lookup returned */
+	int res_rc;
 };
 enum { LSET_OK, LSET_ERROR, LSET_NOSPACE };
 struct label_src {
@@ -211,6 +215,12 @@ int label_visit(struct label_run *run, const struct label_file *f);
  * be read): f as visited, with the path and a handle on it (h NULL when it could not be
  * opened). */
 void label_leave(struct label_run *run, const struct label_file *f);
+/* Whether this walk's engine writes, when asked, every file whose label is not what its lookup
+ * says, except hard-linked files (which the first name decides): then a walk may write such
+ * labels ahead of label_visit, and hand the outcome to src->set. */
+bool label_writes_ahead(struct label_run *run);
+/* Whether a stored value (len bytes) is the label ctx (stored with its NUL or without). */
+bool label_same(const char *cur, size_t len, const char *ctx);
 /* A file the walk could not handle: a warning, counted as an error. */
 void label_walk_warn(struct label_run *run, const char *path, const char *msg);
 /* Whether -e leaves path out. */

@@ -12,6 +12,11 @@
  * target). A symlink swapped in for a file or a directory during the walk is labeled as the
  * symlink it is, and never followed. Directories whose device differs from the root's (mount
  * points) are not entered, nor labeled, unless --cross-mounts.
+ *
+ * That walk, one entry at a time, is the one for --digests, --seapp and relabel. Otherwise the
+ * walk is treepool.c's (threads; labels of what is not a directory read by name relative to the
+ * directory's descriptor, never through a symlink, and written only through a descriptor checked
+ * to be the inode looked at), with the same result.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -25,45 +30,14 @@
 #include <linux/magic.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <stdint.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "label.h"
+#include "tree.h"
 
-#define SELINUX_XATTR "security.selinux"
-
-struct handle {
-	int fd;
-	bool opath; /* an O_PATH descriptor: reached through /proc/self/fd */
-};
-
-struct frame {
-	int fd;
-	dev_t dev;
-	ino_t ino;
-	size_t pathlen;
-	char *ents; /* packed: d_type (1 byte), name, NUL */
-	size_t size, cap, pos;
-};
-
-struct tree {
-	const char *root;
-	const struct label_opts *o;
-	char *val;
-	size_t valcap;
-	char proc[48];
-	char *path;
-	size_t pathlen, pathcap;
-	unsigned long mounts;  /* mount points not entered */
-	char *first_mount;
-	/* the walk: the directories being listed, each with its descriptor */
-	struct frame *stack;
-	size_t depth, cap;
-	dev_t rootdev;
-	char msg[512];
-};
-
-static int path_set(struct tree *t, size_t at, const char *name, size_t n)
+int tree_path_set(struct tree *t, size_t at, const char *name, size_t n)
 {
 	if (at == 1 && t->path[0] == '/')
 		at = 0; /* the root is "/": its children are "/name" */
@@ -86,7 +60,7 @@ static int path_set(struct tree *t, size_t at, const char *name, size_t n)
 }
 
 /* The whole listing of a directory, in the order getdents gives it (readdir's, fts's). */
-static int read_dir(struct frame *f)
+int tree_read_dir(struct frame *f)
 {
 	char buf[32768];
 	f->size = f->pos = 0;
@@ -120,16 +94,114 @@ static int read_dir(struct frame *f)
 	}
 }
 
-static const char *proc_path(struct tree *t, int fd)
+static const char *proc_path(char *buf, int fd)
 {
-	snprintf(t->proc, sizeof(t->proc), "/proc/self/fd/%d", fd);
-	return t->proc;
+	snprintf(buf, TREE_PROC_LEN, "/proc/self/fd/%d", fd);
+	return buf;
 }
 
-static ssize_t get_raw(struct tree *t, const struct handle *h, void *buf, size_t n)
+static ssize_t get_raw(const struct handle *h, char *proc, void *buf, size_t n)
 {
-	return h->opath ? getxattr(proc_path(t, h->fd), SELINUX_XATTR, buf, n)
+	return h->opath ? getxattr(proc_path(proc, h->fd), SELINUX_XATTR, buf, n)
 			: fgetxattr(h->fd, SELINUX_XATTR, buf, n);
+}
+
+int tree_read_label(const struct handle *h, char *proc, char **val, size_t *cap, size_t *len)
+{
+	if (*cap < 256) {
+		char *p = realloc(*val, 256);
+		if (!p)
+			return ENOMEM;
+		*val = p;
+		*cap = 256;
+	}
+	for (;;) {
+		/* room for a NUL after the value: the engine prints it */
+		ssize_t l = get_raw(h, proc, *val, *cap - 1);
+		if (l >= 0) {
+			(*val)[l] = 0;
+			*len = (size_t)l;
+			return 0;
+		}
+		if (errno != ERANGE)
+			return errno;
+		l = get_raw(h, proc, NULL, 0);
+		size_t c = l > 0 && (size_t)l + 1 > *cap ? (size_t)l + 1 : *cap * 2;
+		char *p = realloc(*val, c);
+		if (!p)
+			return ENOMEM;
+		*val = p;
+		*cap = c;
+	}
+}
+
+void tree_label_error(char *why, size_t n, bool opath, int e)
+{
+	snprintf(why, n, "cannot read its label%s: %s; left as it is",
+		 opath && e == ENOENT ? " through /proc/self/fd (is /proc mounted?)" : "",
+		 strerror(e));
+}
+
+static int set_raw(const struct handle *h, char *proc, const char *ctx, int flags)
+{
+	size_t l = strlen(ctx) + 1;
+	int rc = h->opath ? setxattr(proc_path(proc, h->fd), SELINUX_XATTR, ctx, l, flags)
+			  : fsetxattr(h->fd, SELINUX_XATTR, ctx, l, flags);
+	return rc ? errno : 0;
+}
+
+int tree_write_label(const struct handle *h, char *proc, const char *ctx)
+{
+	return set_raw(h, proc, ctx, 0);
+}
+
+int tree_create_label(const struct handle *h, char *proc, const char *ctx)
+{
+	return set_raw(h, proc, ctx, XATTR_CREATE);
+}
+
+/* getxattrat(2), Linux 6.13: the label of name in dfd, the symlink's own for a symlink */
+#ifndef SYS_getxattrat
+#define SYS_getxattrat 464
+#endif
+struct xattr_args_at {
+	uint64_t value;
+	uint32_t size, flags;
+};
+
+static ssize_t getxattrat_raw(int dfd, const char *name, void *buf, size_t n)
+{
+	struct xattr_args_at args = { (uintptr_t)buf, (uint32_t)n, 0 };
+	return syscall(SYS_getxattrat, dfd, name, AT_SYMLINK_NOFOLLOW, SELINUX_XATTR, &args,
+		       sizeof(args));
+}
+
+int tree_read_label_at(int dfd, const char *name, char **val, size_t *cap, size_t *len)
+{
+	if (*cap < 256) {
+		char *p = realloc(*val, 256);
+		if (!p)
+			return ENOMEM;
+		*val = p;
+		*cap = 256;
+	}
+	for (;;) {
+		ssize_t l = getxattrat_raw(dfd, name, *val, *cap - 1);
+		if (l >= 0) {
+			(*val)[l] = 0;
+			*len = (size_t)l;
+			return 0;
+		}
+		if (errno != ERANGE)
+			return errno;
+		l = getxattrat_raw(dfd, name, NULL, 0);
+		size_t c = l > 0 && (size_t)l + 1 > *cap ? (size_t)l + 1 : *cap * 2;
+		char *p = realloc(*val, c);
+		if (!p)
+			return ENOMEM;
+		*val = p;
+		*cap = c;
+	}
 }
 
 static int tree_get(void *arg, const struct label_file *f, const char **val, size_t *len,
@@ -137,56 +209,34 @@ static int tree_get(void *arg, const struct label_file *f, const char **val, siz
 {
 	struct tree *t = arg;
 	const struct handle *h = f->h;
-	for (;;) {
-		/* room for a NUL after the value: the engine prints it */
-		ssize_t l = get_raw(t, h, t->val, t->valcap - 1);
-		if (l >= 0) {
-			t->val[l] = 0;
-			*val = t->val;
-			*len = (size_t)l;
-			return 0;
-		}
-		if (errno == ENODATA) {
-			*val = NULL;
-			*len = 0;
-			return 0;
-		}
-		if (errno != ERANGE) {
-			int e = errno;
-			snprintf(why, n, "cannot read its label%s: %s; left as it is",
-				 h->opath && e == ENOENT ? " through /proc/self/fd (is /proc mounted?)"
-							 : "", strerror(e));
-			return -1;
-		}
-		l = get_raw(t, h, NULL, 0);
-		size_t cap = l > 0 && (size_t)l + 1 > t->valcap ? (size_t)l + 1 : t->valcap * 2;
-		char *p = realloc(t->val, cap);
-		if (!p) {
-			snprintf(why, n, "cannot read its label: %s", strerror(ENOMEM));
-			return -1;
-		}
-		t->val = p;
-		t->valcap = cap;
+	if (h->ahead)
+		return ahead_get(h->ahead, val, len, why, n);
+	int e = tree_read_label(h, t->proc, &t->val, &t->valcap, len);
+	if (e == ENODATA) {
+		*val = NULL;
+		*len = 0;
+		return 0;
 	}
+	if (e) {
+		tree_label_error(why, n, h->opath, e);
+		return -1;
+	}
+	*val = t->val;
+	return 0;
 }
 
 static int tree_set(void *arg, const struct label_file *f, const char *ctx, char *why, size_t n)
 {
 	struct tree *t = arg;
 	const struct handle *h = f->h;
-	size_t l = strlen(ctx) + 1;
-	int rc = h->opath ? setxattr(proc_path(t, h->fd), SELINUX_XATTR, ctx, l, 0)
-			  : fsetxattr(h->fd, SELINUX_XATTR, ctx, l, 0);
-	if (!rc)
+	int e = h->ahead ? ahead_set(t, h->ahead, ctx) : tree_write_label(h, t->proc, ctx);
+	if (!e)
 		return LSET_OK;
-	snprintf(why, n, "%s", strerror(errno));
-	return errno == ENOSPC || errno == EDQUOT ? LSET_NOSPACE : LSET_ERROR;
+	snprintf(why, n, "%s", h->ahead && e == ESTALE ? "it was replaced during the walk"
+							: strerror(e));
+	return e == ENOSPC || e == EDQUOT ? LSET_NOSPACE : LSET_ERROR;
 }
 
-/*
- * Opens the entry name of the directory dfd without following a symlink, as described above,
- * and fstat()s the descriptor. Returns 0, or an errno.
- */
 #define DIGEST_XATTR "security.sehash"
 
 static int tree_get_digest(void *arg, const struct label_file *f, unsigned char *out, size_t *len,
@@ -217,11 +267,14 @@ static int tree_set_digest(void *arg, const struct label_file *f, const unsigned
 	return -1;
 }
 
-static int open_entry(int dfd, const char *name, unsigned char type, struct handle *h,
-		      struct stat *sb)
+/* Opens the entry name of the directory dfd without following a symlink, as described above,
+ * and fstat()s the descriptor. Returns 0, or an errno. */
+int tree_open_entry(int dfd, const char *name, unsigned char type, struct handle *h,
+		    struct stat *sb)
 {
 	int fd = -1;
 	h->opath = false;
+	h->ahead = NULL;
 	if (type == DT_DIR)
 		fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	else if (type == DT_REG)
@@ -249,7 +302,7 @@ static int open_entry(int dfd, const char *name, unsigned char type, struct hand
 }
 
 /* Another file system mounted here: as setfiles does, neither labeled nor entered. */
-static void other_fs(struct tree *t)
+void tree_other_fs(struct tree *t)
 {
 	if (!t->mounts++)
 		t->first_mount = strdup(t->path);
@@ -290,7 +343,7 @@ static int push_dir(struct tree *t, struct label_run *run, int fd, const struct 
 	f->dev = sb->st_dev;
 	f->ino = sb->st_ino;
 	f->pathlen = pathlen;
-	int e = read_dir(f);
+	int e = tree_read_dir(f);
 	if (e == ENOMEM) {
 		close(f->fd);
 		return ENOMEM;
@@ -307,7 +360,7 @@ static int push_dir(struct tree *t, struct label_run *run, int fd, const struct 
 
 /* Whether a directory carries the encrypt flag (file-based encryption: its entries' names are
  * ciphertext without the key). */
-static bool encrypted(const struct handle *h)
+bool tree_encrypted(const struct handle *h)
 {
 	int flags = 0;
 	return !h->opath && ioctl(h->fd, FS_IOC_GETFLAGS, &flags) == 0 && (flags & FS_ENCRYPT_FL);
@@ -316,10 +369,11 @@ static bool encrypted(const struct handle *h)
 /* A directory's entries are all walked: the engine's label_leave, with its path back. */
 static void leave_dir(struct tree *t, struct label_run *run, const struct frame *f)
 {
-	struct handle h = { .fd = f->fd, .opath = false };
+	struct handle h = { .fd = f->fd, .opath = false, .ahead = NULL };
 	t->path[f->pathlen] = 0;
 	t->pathlen = f->pathlen;
-	struct label_file lf = { t->path, t->pathlen, S_IFDIR, 1, f->dev, f->ino, &h, false };
+	struct label_file lf = { t->path, t->pathlen, S_IFDIR, 1, f->dev, f->ino, &h, false, NULL,
+				 0 };
 	label_leave(run, &lf);
 }
 
@@ -344,7 +398,7 @@ static int open_next(struct tree *t, struct label_run *run, struct handle *h, st
 	int e = 0;
 
 	f->pos += nl + 2;
-	if (path_set(t, f->pathlen, name, nl))
+	if (tree_path_set(t, f->pathlen, name, nl))
 		return -ENOMEM;
 	if (o->nexcludes && label_excluded(o, t->path, t->pathlen))
 		return 0;
@@ -353,13 +407,13 @@ static int open_next(struct tree *t, struct label_run *run, struct handle *h, st
 		if (fstatat(f->fd, name, sb, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT))
 			e = errno;
 		else if (S_ISDIR(sb->st_mode) && sb->st_dev != t->rootdev && !o->cross_mounts) {
-			other_fs(t);
+			tree_other_fs(t);
 			return 0;
 		} else
 			type = IFTODT(sb->st_mode);
 	}
 	if (!e)
-		e = open_entry(f->fd, name, type, h, sb);
+		e = tree_open_entry(f->fd, name, type, h, sb);
 	if (e == ENOENT)
 		return 0; /* removed since the listing */
 	if (e == ENOMEM)
@@ -371,7 +425,7 @@ static int open_next(struct tree *t, struct label_run *run, struct handle *h, st
 	}
 	if (sb->st_dev != t->rootdev && !o->cross_mounts) {
 		close(h->fd);
-		other_fs(t);
+		tree_other_fs(t);
 		return 0;
 	}
 	if (S_ISDIR(sb->st_mode) && on_stack(t, sb)) {
@@ -404,7 +458,7 @@ static int dir_fd(struct tree *t, struct label_run *run, struct handle *h)
 static long visit_root(struct tree *t, struct label_run *run, int *fd, struct stat *sb)
 {
 	size_t ml = strlen(t->o->mountpoint);
-	struct handle h = { .opath = false };
+	struct handle h = { .opath = false, .ahead = NULL };
 	long rc;
 
 	if (ml) {
@@ -424,7 +478,7 @@ static long visit_root(struct tree *t, struct label_run *run, int *fd, struct st
 	}
 	t->rootdev = sb->st_dev;
 	struct label_file lf = { t->path, t->pathlen, sb->st_mode, sb->st_nlink, sb->st_dev,
-				 sb->st_ino, &h, encrypted(&h) };
+				 sb->st_ino, &h, tree_encrypted(&h), NULL, 0 };
 	int r = label_visit(run, &lf);
 	if (r != 0) {
 		close(h.fd);
@@ -447,6 +501,8 @@ static long tree_walk(void *arg, struct label_run *run)
 	t->first_mount = NULL;
 	if ((rc = visit_root(t, run, &fd, &sb)) || fd < 0)
 		return rc;
+	if (t->threads)
+		return tree_walk_threads(t, run, fd, &sb);
 	if ((rc = push_dir(t, run, fd, &sb, t->pathlen)))
 		return rc;
 	while (t->depth) {
@@ -465,7 +521,8 @@ static long tree_walk(void *arg, struct label_run *run)
 		if (!r)
 			continue;
 		struct label_file lf = { t->path, t->pathlen, sb.st_mode, sb.st_nlink, sb.st_dev,
-					 sb.st_ino, &h, S_ISDIR(sb.st_mode) && encrypted(&h) };
+					 sb.st_ino, &h, S_ISDIR(sb.st_mode) && tree_encrypted(&h),
+					 NULL, 0 };
 		r = label_visit(run, &lf);
 		if (r < 0) {
 			close(h.fd);
@@ -501,11 +558,27 @@ static bool volatile_fs(const char *dir)
 				     sf.f_type == SYSFS_MAGIC);
 }
 
+/* How many threads walk the tree (treepool.c): --threads, by default one per CPU (up to 8). 0:
+ * the walk above, one entry at a time, when the engine's order matters beyond what it is handed
+ * in order: directory digests (written as the walk leaves each directory), app data and
+ * relabel's pruning (which decide whether a directory is entered). */
+static unsigned tree_threads(const struct label_opts *o)
+{
+	long n = o->threads;
+	if (o->digests || o->appdata || o->diff)
+		return 0;
+	if (!n) {
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+		n = n < 1 ? 1 : n > 8 ? 8 : n;
+	}
+	return (unsigned)n;
+}
+
 int label_dir(const char *dir, const fc_set *set, const struct label_opts *o,
 	      struct label_stats *st)
 {
 	struct label_opts own = *o;
-	struct tree t = { .root = dir, .o = &own, .valcap = 256, .pathcap = 4096 };
+	struct tree t = { .root = dir, .o = &own, .set = set, .valcap = 256, .pathcap = 4096 };
 	struct label_src src = { .name = dir, .arg = &t, .walk = tree_walk, .get = tree_get,
 				 .set = tree_set, .get_digest = tree_get_digest,
 				 .set_digest = tree_set_digest };
@@ -538,6 +611,7 @@ int label_dir(const char *dir, const fc_set *set, const struct label_opts *o,
 			"(restorecon keeps none there)\n", o->cmd, dir);
 		own.digests = false;
 	}
+	t.threads = tree_threads(&own);
 	if (!statvfs(dir, &vfs) && vfs.f_files >= vfs.f_ffree)
 		src.total = vfs.f_files - vfs.f_ffree;
 	rc = label_source(&src, set, &own, st);

@@ -1,10 +1,21 @@
 #!/bin/sh
-# make bench-tree: fclabel label on a live tree against setfiles -F with the newer libselinux
-# (../shared/tools/build-libselinux-new), in the same run. The tree: the 200,000-inode image of
-# make bench-image (this machine's shape, empty files; built first when missing), each side on
-# its own fresh loop-mounted copy, BENCH_RUNS (3) rounds, the order alternating. Then a run with
-# nothing to write (label again, check) on each side, and whether both trees end up with the
-# same labels, byte for byte. Needs root, loop mounts and setfiles.
+# make bench-tree: fclabel label on a live tree against the floor (what the kernel allows for the
+# syscalls fclabel makes) and against setfiles -F with the newer libselinux
+# (../shared/tools/build-libselinux-new), one thread and -T 0, all in the same run.
+# The tree: the 200,000-inode image of make bench-image (this machine's shape, empty files; built
+# first when missing); every run has its own fresh loop-mounted copy.
+# Each round, for each side: "first label" on the fresh copy (every label written), then
+# "nothing to change" (the same command again); once with warm caches (the tree walked once
+# before: dentries, inodes and attributes in memory) and once with cold ones (sync and
+# drop_caches before each run). The sides:
+#   fclabel        fclabel label DIR (default threads: one per CPU), and with -T 1
+#   floor          tests/treefloor: the same syscalls per entry as fclabel, nothing else: "write"
+#                  a fixed label (the floor of a first label), "stat" (of nothing to change);
+#                  with as many threads as fclabel, and with one
+#   setfiles       setfiles -F -r DIR FC DIR, and with -T 0 (a thread per CPU)
+# BENCH_RUNS rounds (3), the order of the sides turning each round; the best of each is
+# compared. Then whether fclabel and setfiles left the same labels, byte for byte. Needs root,
+# loop mounts and setfiles.
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 out=$top/tests/out/bench-tree
@@ -17,6 +28,11 @@ fc=$shared/refpolicy/file_contexts
 [ -f "$fc" ] || { echo "bench-tree: no refpolicy file_contexts"; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "bench-tree: needs root (loop mounts)"; exit 1; }
 command -v setfiles >/dev/null || { echo "bench-tree: setfiles is not installed (policycoreutils)"; exit 1; }
+floor=$top/tests/treefloor
+[ -x "$floor" ] || { echo "bench-tree: $floor is not built (make tests/treefloor)"; exit 1; }
+cpus=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+threads=$((cpus > 8 ? 8 : cpus))
+fixed=system_u:object_r:usr_t:s0
 
 img=$top/tests/out/bench-image/base.img
 if [ ! -f "$img" ] || [ "$(cat "$top/tests/out/bench-image/base.n" 2>/dev/null)" != "$n" ]; then
@@ -30,65 +46,112 @@ else
 	newlib=
 fi
 
-a=$out/a b=$out/b
-mkdir -p "$a" "$b"
-umount "$a" 2>/dev/null; umount "$b" 2>/dev/null
-trap 'umount "$a" 2>/dev/null; umount "$b" 2>/dev/null' EXIT INT TERM
-# fresh NAME MNT: a new copy of the image, mounted
+sides="fclabel fclabel1 floor floor1 setfiles setfilesT0"
+for s in $sides; do mkdir -p "$out/mnt/$s"; umount "$out/mnt/$s" 2>/dev/null; done
+cleanup() { for s in $sides; do umount "$out/mnt/$s" 2>/dev/null; rm -f "$out/$s.img"; done; }
+trap cleanup EXIT INT TERM
+# fresh SIDE: a new copy of the image, mounted at $out/mnt/SIDE
 fresh() {
-	umount "$2" 2>/dev/null
-	cp --sparse=always "$img" "$out/$1.img" && sync && mount -o loop "$out/$1.img" "$2" ||
+	umount "$out/mnt/$1" 2>/dev/null
+	cp --sparse=always "$img" "$out/$1.img" && mount -o loop "$out/$1.img" "$out/mnt/$1" ||
 		{ echo "bench-tree: cannot loop-mount a copy of $img"; exit 1; }
+}
+# caches warm|cold DIR: warm walks the tree once (treefloor stat); cold drops every cache
+caches() {
+	if [ "$1" = warm ]; then
+		"$floor" stat "$2" -j "$threads" >/dev/null
+	else
+		sync && echo 3 >/proc/sys/vm/drop_caches
+	fi
 }
 # measure CMD...: "EXIT WALL USER SYS MAXRSS_KB"
 measure() {
 	/usr/bin/time -f '%e %U %S %M' -o "$out/time" "$@" >"$out/cmd.out" 2>"$out/cmd.err"
 	echo "$? $(tail -n 1 "$out/time")"
 }
-fclabel_run() { measure "$top/fclabel" label "$a" -S "$fc"; }
-setfiles_run() { LD_LIBRARY_PATH=$newlib measure setfiles -F -r "$b" "$fc" "$b"; }
+# run SIDE first|again DIR
+run() {
+	case $1 in
+	fclabel) measure "$top/fclabel" label "$3" -S "$fc" ;;
+	fclabel1) measure "$top/fclabel" label "$3" -S "$fc" -T 1 ;;
+	floor|floor1)
+		j=$threads; [ "$1" = floor1 ] && j=1
+		if [ "$2" = first ]; then measure "$floor" write "$3" "$fixed" -j $j
+		else measure "$floor" stat "$3" -j $j; fi ;;
+	setfiles) LD_LIBRARY_PATH=$newlib measure setfiles -F -r "$3" "$fc" "$3" ;;
+	setfilesT0) LD_LIBRARY_PATH=$newlib measure setfiles -F -T 0 -r "$3" "$fc" "$3" ;;
+	esac
+}
+name() {
+	case $1 in
+	fclabel) echo "fclabel label (-T $threads)" ;;
+	fclabel1) echo "fclabel label -T 1" ;;
+	floor) echo "floor (-j $threads)" ;;
+	floor1) echo "floor -j 1" ;;
+	setfiles) echo "setfiles -F" ;;
+	setfilesT0) echo "setfiles -F -T 0" ;;
+	esac
+}
 
-fresh probe "$a"
-entries=$(find "$a" | wc -l)
-umount "$a"
-rm -f "$out/probe.img"
-echo "bench-tree: $entries entries (loop-mounted ext4 copies of $img), refpolicy $fc"
-: >"$out/fl.t"; : >"$out/sf.t"
+fresh fclabel
+entries=$(find "$out/mnt/fclabel" | wc -l)
+echo "bench-tree: $entries entries (loop-mounted ext4 copies of $img), refpolicy $fc; $cpus CPUs"
+rm -f "$out"/*.t
 r=1
 while [ $r -le "$runs" ]; do
-	if [ $((r % 2)) = 1 ]; then order="fclabel setfiles"; else order="setfiles fclabel"; fi
-	for who in $order; do
-		if [ $who = fclabel ]; then
-			fresh fl "$a"
-			set -- $(fclabel_run)
-			echo "$2 $3 $4 $5 $1" >>"$out/fl.t"
-			echo "  round $r: fclabel label   $2 s (user $3, sys $4), peak $(($5 / 1024)) MiB, exit $1: $(tail -n 1 "$out/cmd.out")"
-		else
-			fresh sf "$b"
-			set -- $(setfiles_run)
-			echo "$2 $3 $4 $5 $1" >>"$out/sf.t"
-			echo "  round $r: setfiles -F     $2 s (user $3, sys $4), peak $(($5 / 1024)) MiB, exit $1"
-		fi
+	# the order of the sides turns each round
+	order=$(echo $sides | tr ' ' '\n' | awk -v r=$r '{ s[NR] = $0 } END { for (i = 0; i < NR; i++) print s[(i + r - 1) % NR + 1] }')
+	for cache in warm cold; do
+		for s in $order; do
+			fresh $s
+			d=$out/mnt/$s
+			for state in first again; do
+				caches $cache "$d"
+				set -- $(run $s $state "$d")
+				echo "$2 $3 $4 $5 $1" >>"$out/$s.$state.$cache.t"
+				msg=""
+				case $s in fclabel*) msg=": $(tail -n 1 "$out/cmd.out")" ;; esac
+				[ "$1" = 0 ] || msg="$msg (exit $1: $(tail -n 1 "$out/cmd.err"))"
+				printf '  round %d %s %-5s %-24s %6s s (user %s, sys %s), peak %d MiB%s\n' \
+					$r $cache $state "$(name $s)" $2 $3 $4 $(($5 / 1024)) "$msg"
+			done
+		done
 	done
 	r=$((r + 1))
 done
+
 best() { sort -n "$1" | head -n 1 | cut -d' ' -f1; }
-median() { sort -n "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-fl=$(best "$out/fl.t") sf=$(best "$out/sf.t")
-echo "fclabel label (tree): best $fl s, median $(median "$out/fl.t") s"
-echo "setfiles -F         : best $sf s, median $(median "$out/sf.t") s"
-echo "fclabel vs setfiles : $(awk -v a="$sf" -v b="$fl" 'BEGIN { printf "%.1fx faster (best of %d each)", a / b, '"$runs"' }')"
+# the CPU time (user + sys) of the best run: beside the wall time, what other load cannot inflate
+cpu() { sort -n "$1" | head -n 1 | awk '{ printf "%.2f", $2 + $3 }'; }
+peak() { sort -n -k4 "$1" | tail -n 1 | awk '{ printf "%d", $4 / 1024 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+echo
+echo "best of $runs, wall seconds (CPU seconds of that run) ($entries entries; load average $(cut -d' ' -f1-3 /proc/loadavg)):"
+printf '  %-24s %14s %14s %14s %14s\n' "" "first warm" "again warm" "first cold" "again cold"
+for s in $sides; do
+	printf '  %-24s' "$(name $s)"
+	for c in "first warm" "again warm" "first cold" "again cold"; do
+		set -- $c
+		eval "b_${s}_$1_$2=$(best "$out/$s.$1.$2.t")"
+		eval "printf ' %6s (%5s)' \$b_${s}_$1_$2 $(cpu "$out/$s.$1.$2.t")"
+	done
+	echo
+done
+echo "fclabel peak memory: $(peak "$out/fclabel.first.warm.t") MiB (-T $threads), $(peak "$out/fclabel1.first.warm.t") MiB (-T 1)"
+echo "ratios (first label, nothing to change; warm | cold):"
+for c in warm cold; do
+	eval "f1=\$b_fclabel_first_$c a1=\$b_fclabel_again_$c g1=\$b_fclabel1_first_$c h1=\$b_fclabel1_again_$c"
+	eval "fw=\$b_floor_first_$c fs=\$b_floor_again_$c fw1=\$b_floor1_first_$c fs1=\$b_floor1_again_$c"
+	eval "sf=\$b_setfiles_first_$c sa=\$b_setfiles_again_$c tf=\$b_setfilesT0_first_$c ta=\$b_setfilesT0_again_$c"
+	echo "  $c:"
+	echo "    fclabel -T $threads / floor -j $threads:  $(ratio $f1 $fw)x, $(ratio $a1 $fs)x (target: within 1.5x)"
+	echo "    fclabel -T 1 / floor -j 1:  $(ratio $g1 $fw1)x, $(ratio $h1 $fs1)x"
+	echo "    setfiles -F / fclabel:      $(ratio $sf $f1)x, $(ratio $sa $a1)x faster (target: 4x)"
+	echo "    setfiles -F -T 0 / fclabel: $(ratio $tf $f1)x, $(ratio $ta $a1)x faster"
+done
 
-# nothing to write: the same trees again
-set -- $(fclabel_run)
-echo "fclabel label again (nothing to write): $2 s: $(tail -n 1 "$out/cmd.out")"
-set -- $(measure "$top/fclabel" check "$a" -S "$fc")
-echo "fclabel check: $2 s (exit $1): $(tail -n 1 "$out/cmd.err")"
-set -- $(setfiles_run)
-echo "setfiles -F again (nothing to write): $2 s"
-
-# the same labels on both trees, byte for byte
-python3 - "$a" "$b" <<'EOF'
+# the same labels on both trees, byte for byte (the last round's: fclabel's, setfiles')
+python3 - "$out/mnt/fclabel" "$out/mnt/setfiles" <<'EOF'
 import hashlib, os, sys
 def digest(root):
     h, n = hashlib.sha256(), 0
@@ -110,7 +173,3 @@ print("labels: fclabel %s... (%d entries), setfiles %s... (%d entries): %s" %
       (da[:16], na, db[:16], nb, "identical" if da == db and na == nb else "DIFFERENT"))
 sys.exit(0 if da == db else 1)
 EOF
-status=$?
-umount "$a" "$b"
-rm -f "$out/fl.img" "$out/sf.img"
-exit $status

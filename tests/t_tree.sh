@@ -159,6 +159,34 @@ for i in range(60):
     d += b"/level%02d_abcdefghijklmnopqrstuvwxyz" % i
 os.makedirs(d)
 open(d + b"/leaf", "w").close()
+if extra == "links":
+    # hard links across directories, the first name in either (and a <<none>> name): with
+    # threads, another thread may meet the second name first
+    for d in (b"conflict_a/many", b"conflict_b/many", b"none/many", b"plain"):
+        os.makedirs(P(d))
+    for i in range(150):
+        a, b = P(b"conflict_a/many/%03d" % i), P(b"conflict_b/many/%03d" % i)
+        first, second = (a, b) if i % 2 else (b, a)
+        open(first, "w").close()
+        os.link(first, second)
+        if i % 3 == 0:
+            os.link(first, P(b"none/many/%03d" % i))
+        if i % 5 == 0:
+            os.link(first, P(b"plain/%03d" % i))
+    for i in range(300):
+        os.makedirs(P(b"plain/d%03d/sub" % i))
+        open(P(b"plain/d%03d/sub/f" % i), "w").close()
+    # a directory longer than the walk's batches (16,384 entries), subdirectories and hard links
+    # spread through it
+    os.makedirs(P(b"big"))
+    for i in range(20000):
+        if i % 997 == 0:
+            os.makedirs(P(b"big/d%05d/sub" % i))
+            open(P(b"big/d%05d/sub/f" % i), "w").close()
+        elif i % 1499 == 0:
+            os.link(P(b"conflict_a/many/%03d" % (i % 150)), P(b"big/l%05d" % i))
+        else:
+            open(P(b"big/f%05d" % i), "w").close()
 if extra == "deep":
     # beyond PATH_MAX: made with descriptors, one level at a time
     fd = os.open(P(b"deep"), os.O_RDONLY | os.O_DIRECTORY)
@@ -180,6 +208,8 @@ EOF
 
 for t in a b c d; do mktree $t || finish; done
 mktree e deep || finish
+mktree f links || finish
+mktree g links || finish
 dump "$OUT/a" a.0
 count=$(wc -l <a.0 | tr -d ' ')
 echo "trees: $count entries each (a..e; e also has a path of about 10,000 bytes)"
@@ -321,7 +351,7 @@ skipped=$(sed -n 's/.*skipped (no change can reach them) \([0-9]*\).*/\1/p' rela
 expect_match "relabel changed only /usr/bin's files" "$(grep 'scanned' relabel.out)" "*changed [1-9]*"
 
 # ---- a symlink swapped in during the walk; a path longer than PATH_MAX (E)
-if cc -shared -fPIC -O2 -o treeshim.so "$TOP/tests/treeshim.c" -ldl 2>shim.err; then
+if cc -shared -fPIC -O2 -o treeshim.so "$TOP/tests/treeshim.c" -ldl -lpthread 2>shim.err; then
 	dump "$OUTSIDE" outside.1
 	: >swap.log
 	# (under the sanitized runs: ASan lets a preloaded library come before its runtime)
@@ -339,6 +369,25 @@ if cc -shared -fPIC -O2 -o treeshim.so "$TOP/tests/treeshim.c" -ldl 2>shim.err; 
 		"$(grep -a '^/ttest/race/victimdir	' e.1 | cut -f 2)$(label_of e.1 /ttest/race/victimdir)" "120000system_u:object_r:tt_race_lnk_t:s0"
 	expect_eq "the file swapped for a symlink: the symlink is labeled" \
 		"$(label_of e.1 /ttest/race/victimfile)" "system_u:object_r:tt_race_lnk_t:s0"
+	# on a labeled tree a label is read by name (getxattrat) and the file opened only to write
+	# it: a symlink swapped in between the two is labeled as a symlink, through its descriptor
+	"$FCLABEL" label "$OUT/c" -S "$FC" >/dev/null 2>&1
+	setfattr -h -n security.selinux -v "system_u:object_r:wrong_t:s0" "$OUT/c/ttest/race/victimfile"
+	dump "$OUTSIDE" outside.3
+	: >swap2.log
+	SWAP_NAMES="victimfile=$OUTSIDE/sentinel" SWAP_LOG=$OUT/swap2.log \
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+		LD_PRELOAD=$OUT/treeshim.so "$FCLABEL" label "$OUT/c" -S "$FC" -T 1 -v >race2.out 2>race2.err
+	expect_eq "label of a labeled tree with a symlink swapped in before the write exits 0" "$?" 0
+	expect_eq "the shim swapped it" "$(grep -c '^swapped' swap2.log)" 1
+	dump "$OUTSIDE" outside.4
+	cmp -s outside.3 outside.4 && ok "nothing outside the tree was written" ||
+		{ bad "files outside the tree changed:"; diff outside.3 outside.4 | head -n 5; }
+	dump "$OUT/c" c.3
+	expect_eq "the symlink swapped in is labeled as a symlink" \
+		"$(grep -a '^/ttest/race/victimfile	' c.3 | cut -f 2)$(label_of c.3 /ttest/race/victimfile)" "120000system_u:object_r:tt_race_lnk_t:s0"
+	expect_eq "the file it replaced keeps its label" "$(label_of c.3 /ttest/race/victimfile.orig)" "system_u:object_r:wrong_t:s0"
+	expect_eq "and -v names that one change" "$(grep -c '^relabeled' race2.out)" 1
 else
 	bad "cannot build tests/treeshim.c: $(head -n 3 shim.err | tr '\n' '|')"
 	"$FCLABEL" label "$OUT/e" -S "$FC" >race.out 2>race.err
@@ -351,6 +400,67 @@ expect_rc "check on E" 1
 expect_eq "check lists only what the shim created after the listing" "$(cut -f 1 echeck.out | sort | tr '\n' ' ')" \
 	"$([ -s swap.log ] && echo "/ttest/race/victimdir.orig /ttest/race/victimdir.orig/sub /ttest/race/victimdir.orig/x /ttest/race/victimfile.orig ")"
 
+# ---- threads: -T 1 and -T 4 give the same labels, hard-link decisions and output (F, G)
+run thr1 "$FCLABEL" label "$OUT/f" -S "$FC" -T 1 -v --json "$OUT/thr1.json"
+expect_rc "label -T 1 -v --json" 0
+run thr4 "$FCLABEL" label "$OUT/g" -S "$FC" --threads 4 -v --json "$OUT/thr4.json"
+expect_rc "label --threads 4 -v --json" 0
+dump "$OUT/f" f.1
+dump "$OUT/g" g.1
+expect_eq "-T 4 labels every entry as -T 1 ($(wc -l <f.1 | tr -d ' ') entries)" "$(cmp f.1 g.1 2>&1)" ""
+expect_eq "and as setfiles would (the shared entries)" \
+	"$(grep -a -v -e '^/ttest/conflict_[ab]/many' -e '^/ttest/none/many' -e '^/ttest/plain' -e '^/ttest/big' f.1 | cmp - b.1 2>&1)" ""
+n=$(grep -c 'hard link conflict' thr1.err)
+[ "$n" -gt 100 ] && ok "$n hard link conflicts across directories" || bad "only $n hard link conflicts: $(head -n 2 thr1.err)"
+# the tree's name and the time aside, the output is the same
+norm() { sed -e "s#$OUT/[fg]#TREE#g" -e 's/, [0-9.]* s$//' -e 's/"seconds": [0-9.]*/"seconds": S/' "$1"; }
+for x in out err; do
+	if [ "$(norm thr1.$x)" = "$(norm thr4.$x)" ]; then ok "-T 4 writes the same std$x as -T 1 ($(wc -l <thr1.$x | tr -d ' ') lines)"
+	else bad "std$x differs between -T 1 and -T 4:"; diff thr1.$x thr4.$x | head -n 6 | sed 's/^/       /'; fi
+done
+if [ "$(norm thr1.json)" = "$(norm thr4.json)" ]; then ok "and the same --json report"
+else bad "--json differs between -T 1 and -T 4:"; diff thr1.json thr4.json | head -n 6 | sed 's/^/       /'; fi
+# each linked file: its first labeled name in walk order decides (the walk lists a directory as
+# readdir does: depth first, in getdents order)
+"$PY" - "$OUT/f" f.1 <<'EOF'
+import os, stat, sys
+root = os.fsencode(sys.argv[1])
+lab = {}
+for l in open(sys.argv[2], "rb").read().splitlines():
+    p, t, v = l.rsplit(b"\t", 2)
+    lab[p] = bytes.fromhex(v.decode()).rstrip(b"\0").decode() if v != b"-" else "-"
+first = {}
+def walk(rel):
+    for n in os.listdir(root + rel):
+        p = rel + b"/" + n
+        st = os.lstat(root + p)
+        if stat.S_ISDIR(st.st_mode):
+            if not os.path.ismount(root + p):
+                walk(p)
+        elif st.st_nlink > 1 and not p.startswith(b"/ttest/none/"):
+            first.setdefault(st.st_ino, p)
+walk(b"/ttest")
+typ = lambda p: "tt_a_t" if b"/conflict_a/" in p else "tt_b_t" if b"/conflict_b/" in p else "tt_t"
+bad = []
+for i in range(150):
+    a, b = b"/ttest/conflict_a/many/%03d" % i, b"/ttest/conflict_b/many/%03d" % i
+    want = "system_u:object_r:%s:s0" % typ(first[os.lstat(root + a).st_ino])
+    if lab[a] != want or lab[b] != want:
+        bad.append((i, lab[a], lab[b], want))
+print("%s   hard links across directories: the first labeled name in walk order decides "
+      "(%d wrong %r)" % ("ok" if not bad else "FAIL", len(bad), bad[:3]))
+sys.exit(1 if bad else 0)
+EOF
+[ $? = 0 ] || fails=$((fails + 1))
+setfattr -h -n security.selinux -v "system_u:object_r:changed_t:s0" "$OUT/g/ttest/plain/d123/sub/f"
+run chk1 "$FCLABEL" check "$OUT/g" -S "$FC" -T 1
+run chk4 "$FCLABEL" check "$OUT/g" -S "$FC" -T 4
+expect_eq "check -T 4 lists what check -T 1 lists" "$(cat chk4.out)" "$(cat chk1.out)"
+expect_eq "which is the changed file" "$(cut -f 1 chk4.out)" "/ttest/plain/d123/sub/f"
+run thr0 "$FCLABEL" label "$OUT/g" -S "$FC" -T 0
+expect_rc "-T 0 is refused" 2
+expect_match "and says why" "$(cat thr0.err)" "*--threads '0': want a number from 1 to 256*"
+
 # ---- options that apply to images only
 for opt in "-z $OUT/undo" "-o $OUT/x.img" --no-sync --force; do
 	run opt "$FCLABEL" label "$OUT/a" -S "$FC" $opt
@@ -360,5 +470,8 @@ done
 : >"$OUT/not-a-dir"
 run xm "$FCLABEL" check "$OUT/not-a-dir" -S "$FC" --cross-mounts
 expect_rc "--cross-mounts on an image is refused" 2
+run xt "$FCLABEL" check "$OUT/not-a-dir" -S "$FC" -T 2
+expect_rc "--threads on an image is refused" 2
+expect_match "and says why" "$(cat xt.err)" "*is not a directory: --threads applies to directories only*"
 echo "t_tree: $(($(date +%s) - start)) s"
 finish

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +15,18 @@
 
 static char done[16][256];
 static int ndone;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; /* fclabel's walk has threads */
+
+static void swap_locked(int dfd, const char *name);
 
 static void maybe_swap(int dfd, const char *name)
+{
+	pthread_mutex_lock(&mu);
+	swap_locked(dfd, name);
+	pthread_mutex_unlock(&mu);
+}
+
+static void swap_locked(int dfd, const char *name)
 {
 	const char *list = getenv("SWAP_NAMES");
 	if (!list || !name || strchr(name, '/'))
