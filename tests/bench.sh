@@ -108,7 +108,7 @@ for v in v5 v6; do
 			[ -f "$ld/$v/$f" ] && "$tool" -o "$ld/$v/$f.bin" "$ld/$v/$f"
 		done
 		t_bin=$(loadms "$ld/$v/file_contexts")
-		echo "  .bin format ${v#v} ($(od -An -tu1 -j4 -N1 "$ld/$v/file_contexts.bin" | tr -d ' ') read): $t_bin ms, $(awk -v a="$t_bin" -v b="$t_text" 'BEGIN { printf "%.2fx", a / b }') the text"
+		echo "  .bin format ${v#v} (the file says $(od -An -tu1 -j4 -N4 "$ld/$v/file_contexts.bin" | tr ' ' '\n' | sort -n | tail -n 1)): $t_bin ms, $(awk -v a="$t_bin" -v b="$t_text" 'BEGIN { printf "%.2fx", a / b }') the text"
 	else
 		echo "  .bin format ${v#v}: skipped (no sefcontext_compile for it)"
 	fi
