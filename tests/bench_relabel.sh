@@ -48,22 +48,27 @@ echo "bench-relabel: image of $total entries labeled with refpolicy; B1 adds a s
 secs() { /usr/bin/time -f '%e %U %S' -o "$w/t" "$@" >"$w/out" 2>"$w/err"; tail -n 1 "$w/t" | cut -d' ' -f1; }
 cpu() { tail -n 1 "$w/t" | awk '{ printf "%.2f", $2 + $3 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
-for B in B1 B2; do
-	cp --sparse=always "$w/A.img" "$w/full.img"
-	cp --sparse=always "$w/A.img" "$w/rel.img"
+# one_case NAME IMAGE OLD NEW TARGET: a full label with NEW and a relabel from OLD to NEW, each on
+# a copy of IMAGE (labeled with OLD), then whether the relabel gives what the full label gives
+one_case() {
+	cp --sparse=always "$2" "$w/full.img"
+	cp --sparse=always "$2" "$w/rel.img"
 	sync
-	tf=$(secs "$top/fclabel" label "$w/full.img" -S "$w/$B.fc")
+	tf=$(secs "$top/fclabel" label "$w/full.img" -S "$4")
 	cf=$(cpu)
 	fl=$(tail -n 1 "$w/out")
-	tr=$(secs "$top/fclabel" relabel "$w/rel.img" --from "$A" --to "$w/$B.fc")
+	tr=$(secs "$top/fclabel" relabel "$w/rel.img" --from "$3" --to "$4")
 	cr=$(cpu)
 	rl=$(cat "$w/out")
-	"$top/fclabel" check "$w/rel.img" -S "$w/$B.fc" >/dev/null 2>&1 && ok=identical || ok="DIFFERS from a full label"
-	echo
-	echo "$B full label : $tf s, CPU $cf s  ($fl)"
-	echo "$B relabel    : $tr s, CPU $cr s  ($(echo "$rl" | tr '\n' ' '))"
-	echo "$B relabel/full = $(ratio "$tr" "$tf") (target: $([ $B = B1 ] && echo '< 0.10' || echo '<= 1.2')); CPU $(ratio "$cr" "$cf"); result $ok"
-done
+	"$top/fclabel" check "$w/rel.img" -S "$4" >/dev/null 2>&1 && ok=identical || ok="DIFFERS from a full label"
+	echo "$1 full label : $tf s, CPU $cf s  ($fl)"
+	echo "$1 relabel    : $tr s, CPU $cr s  ($(echo "$rl" | tr '\n' ' '))"
+	echo "$1 relabel/full = $(ratio "$tr" "$tf") (target: $5); CPU $(ratio "$cr" "$cf"); result $ok"
+}
+echo
+one_case B1 "$w/A.img" "$A" "$w/B1.fc" '< 0.10'
+echo
+one_case B2 "$w/A.img" "$A" "$w/B2.fc" '<= 1.2'
 
 # B3
 inst=/etc/selinux/default/contexts/files
@@ -88,19 +93,7 @@ done
 sefcontext_compile -o "$w/E/file_contexts.bin" "$w/E/file_contexts" || { echo "B3: sefcontext_compile failed"; exit 1; }
 cp --sparse=always "$out/base.img" "$w/D.img"
 "$top/fclabel" label "$w/D.img" -S "$w/D/file_contexts" >/dev/null || exit 1
-cp --sparse=always "$w/D.img" "$w/full.img"
-cp --sparse=always "$w/D.img" "$w/rel.img"
-sync
-tf=$(secs "$top/fclabel" label "$w/full.img" -S "$w/E/file_contexts")
-cf=$(cpu)
-fl=$(tail -n 1 "$w/out")
-tr=$(secs "$top/fclabel" relabel "$w/rel.img" --from "$w/D/file_contexts" --to "$w/E/file_contexts")
-cr=$(cpu)
-rl=$(cat "$w/out")
-"$top/fclabel" check "$w/rel.img" -S "$w/E/file_contexts" >/dev/null 2>&1 && ok=identical || ok="DIFFERS from a full label"
 echo
 echo "B3: Debian's installed file_contexts (its .bin loads), edited in $d1 and $d2 ($n3 entries, $(awk -v a="$n3" -v b="$total" 'BEGIN { printf "%.1f%%", 100 * a / b }')), compiled again"
-echo "B3 full label : $tf s, CPU $cf s  ($fl)"
-echo "B3 relabel    : $tr s, CPU $cr s  ($(echo "$rl" | tr '\n' ' '))"
-echo "B3 relabel/full = $(ratio "$tr" "$tf") (target: < 0.10); CPU $(ratio "$cr" "$cf"); result $ok"
+one_case B3 "$w/D.img" "$w/D/file_contexts" "$w/E/file_contexts" '< 0.10'
 rm -f "$w"/*.img
