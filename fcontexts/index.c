@@ -284,12 +284,21 @@ static int build_tier(struct fc_set *set, struct tier *t, bool plain)
 	if (!t->root)
 		return ENOMEM;
 	/* the alternatives' text outlives the build: the tree's labels point into it */
+	size_t in_tier = 0;
 	for (size_t i = 0; i < set->nspecs; i++) {
 		const struct spec *s = &set->specs[i];
-		if (!plain && !s->dead && s->kind == SK_REGEX)
+		if (s->dead || s->kind == SK_LITERAL || (s->kind == SK_REGEX) == plain)
+			continue;
+		in_tier++;
+		if (!plain)
 			room += FC_MAX_ALTS * strlen(s->pub.regex) + 1;
 	}
 	if (room && !(alts = fc_balloc(set, room, 1)))
+		goto out;
+	/* at most a prefix per alternative of each spec: the entries in the arena, sized once
+	 * (what is never used is never touched) */
+	qcap = in_tier * FC_MAX_ALTS + 1;
+	if (!(t->q = fc_balloc(set, qcap * sizeof(*t->q), 64)))
 		goto out;
 	first = malloc((set->nspecs + 1) * sizeof(*first));
 	if (!first)
@@ -310,13 +319,8 @@ static int build_tier(struct fc_set *set, struct tier *t, bool plain)
 			if (!n)
 				goto out;
 			if (n->qid < 0) {
-				if (t->nq == qcap) {
-					qcap = qcap ? qcap * 2 : 64;
-					struct qentry *nv = realloc(t->q, qcap * sizeof(*nv));
-					if (!nv)
-						goto out;
-					t->q = nv;
-				}
+				if (t->nq == qcap)
+					goto out; /* cannot happen: qcap bounds them */
 				memset(&t->q[t->nq], 0, sizeof(t->q[0]));
 				n->qid = (int)t->nq++;
 			}
@@ -338,10 +342,13 @@ static int build_tier(struct fc_set *set, struct tier *t, bool plain)
 		}
 	}
 	first[set->nspecs] = (unsigned)nq;
+	/* each prefix's specs: slices of one block */
+	unsigned *slots = fc_balloc(set, (nq + 1) * sizeof(unsigned), 16);
+	if (!slots)
+		goto out;
 	for (unsigned k = 0; k < t->nq; k++) {
-		t->q[k].specs = malloc(t->q[k].nspecs * sizeof(unsigned));
-		if (!t->q[k].specs)
-			goto out;
+		t->q[k].specs = slots;
+		slots += t->q[k].nspecs;
 		t->q[k].nspecs = 0;
 	}
 	/* Highest priority first: walk the specs backwards. */
@@ -590,9 +597,8 @@ static void free_tier(struct tier *t)
 			free(cs->all);
 			free(cs);
 		}
-		free(t->q[k].specs);
 	}
-	free(t->q);
+	/* t->q and its specs are in the set's arena */
 	free(t->order);
 	qnode_free(t->root);
 	memset(t, 0, sizeof(*t));
