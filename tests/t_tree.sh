@@ -353,11 +353,18 @@ expect_match "relabel changed only /usr/bin's files" "$(grep 'scanned' relabel.o
 # ---- a symlink swapped in during the walk; a path longer than PATH_MAX (E)
 if cc -shared -fPIC -O2 -o treeshim.so "$TOP/tests/treeshim.c" -ldl -lpthread 2>shim.err; then
 	dump "$OUTSIDE" outside.1
-	: >swap.log
-	# (under the sanitized runs: ASan lets a preloaded library come before its runtime)
-	SWAP_NAMES="victimdir=$OUTSIDE/dir,victimfile=$OUTSIDE/sentinel" SWAP_LOG=$OUT/swap.log \
-		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
-		LD_PRELOAD=$OUT/treeshim.so "$FCLABEL" label "$OUT/e" -S "$FC" >race.out 2>race.err
+	# swapped NAMES LOG OUT ERR ARGS...: fclabel ARGS with the shim swapping NAMES, logging to
+	# LOG (under the sanitized runs: ASan lets a preloaded library come before its runtime)
+	swapped() {
+		_n=$1 _l=$2 _o=$3 _e=$4
+		shift 4
+		: >"$_l"
+		SWAP_NAMES=$_n SWAP_LOG=$_l \
+			ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+			LD_PRELOAD=$OUT/treeshim.so "$FCLABEL" "$@" >"$_o" 2>"$_e"
+	}
+	swapped "victimdir=$OUTSIDE/dir,victimfile=$OUTSIDE/sentinel" "$OUT/swap.log" race.out race.err \
+		label "$OUT/e" -S "$FC"
 	rc=$?
 	expect_eq "label with two symlinks swapped in mid-walk exits 0" "$rc" 0
 	expect_eq "the shim swapped both" "$(grep -c '^swapped' swap.log)" 2
@@ -374,10 +381,8 @@ if cc -shared -fPIC -O2 -o treeshim.so "$TOP/tests/treeshim.c" -ldl -lpthread 2>
 	"$FCLABEL" label "$OUT/c" -S "$FC" >/dev/null 2>&1
 	setfattr -h -n security.selinux -v "system_u:object_r:wrong_t:s0" "$OUT/c/ttest/race/victimfile"
 	dump "$OUTSIDE" outside.3
-	: >swap2.log
-	SWAP_NAMES="victimfile=$OUTSIDE/sentinel" SWAP_LOG=$OUT/swap2.log \
-		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
-		LD_PRELOAD=$OUT/treeshim.so "$FCLABEL" label "$OUT/c" -S "$FC" -T 1 -v >race2.out 2>race2.err
+	swapped "victimfile=$OUTSIDE/sentinel" "$OUT/swap2.log" race2.out race2.err \
+		label "$OUT/c" -S "$FC" -T 1 -v
 	expect_eq "label of a labeled tree with a symlink swapped in before the write exits 0" "$?" 0
 	expect_eq "the shim swapped it" "$(grep -c '^swapped' swap2.log)" 1
 	dump "$OUTSIDE" outside.4
