@@ -689,7 +689,7 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 			img ? "image" : "file system", img ? "block" : "space",
 			st->nospace > 10 ? "the first 10 are named above" : "named above");
 	if (r.x)
-		xattr_stats(r.x, &st->ea_allocated, &st->ea_shared);
+		xattr_stats(r.x, &st->ea_allocated, &st->ea_shared, &st->claims_seconds);
 	xattr_free(r.x);
 	free(r.suspect);
 	free(r.ds);
@@ -719,13 +719,14 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 			"\"warnings\": %lu, \"ea_blocks_allocated\": %lu, \"ea_block_shares\": %lu, "
 			"\"dirs_entered\": %lu, \"dirs_skipped\": %lu, \"encrypted_dirs\": %lu,\n  "
 			"\"unknown_packages\": %lu, \"seapp_failed\": %lu, \"digests_%s\": %lu, "
-			"\"digests_unchanged\": %lu, \"digests_withheld\": %lu, \"seconds\": %.3f",
+			"\"digests_unchanged\": %lu, \"digests_withheld\": %lu, \"seconds\": %.3f, "
+			"\"claims_seconds\": %.3f",
 			o->mode == LM_LABEL ? "label" : o->mode == LM_DRYRUN ? "dry-run" : "check",
 			st->scanned, st->changed, st->unchanged, st->nolabel, st->conflicts,
 			st->errors, st->warnings, st->ea_allocated, st->ea_shared, st->dirs,
 			st->dirs_skipped, st->encrypted, st->unknown_pkgs, st->seapp_failed,
 			o->mode == LM_CHECK ? "stale" : "written", st->digests_written,
-			st->digests_unchanged, st->digests_withheld, st->seconds);
+			st->digests_unchanged, st->digests_withheld, st->seconds, st->claims_seconds);
 	}
 	return rc ? -1 : 0;
 }

@@ -85,8 +85,10 @@ const char *xattr_strerror(const struct xattr_ctx *x, errcode_t rc);
 /* The quota usage changes of the labels written (quota.c), made in the quota files: 0, or an
  * errcode_t with why. */
 errcode_t xattr_commit_quota(struct xattr_ctx *x, char *why, size_t n);
-/* How many EA blocks this run allocated and how many references it added to shared ones. */
-void xattr_stats(const struct xattr_ctx *x, unsigned long *allocated, unsigned long *shared);
+/* How many EA blocks this run allocated and how many references it added to shared ones, and
+ * how long the look at the image's block claims took (claims.c). */
+void xattr_stats(const struct xattr_ctx *x, unsigned long *allocated, unsigned long *shared,
+		 double *claims_seconds);
 /* After a labeling walk: the reference counts of the label-only blocks made right. */
 errcode_t xattr_reconcile(struct xattr_ctx *x, unsigned long *fixed);
 /* The label blocks held in memory written to the image (before it is closed, and before
@@ -208,6 +210,7 @@ struct label_stats {
 	unsigned long digests_unchanged;   /* right already */
 	unsigned long digests_withheld;    /* not written: some label below is not right */
 	unsigned long total;               /* about how many files there are (progress) */
+	double claims_seconds;             /* the look at the image's block claims (claims.c) */
 	bool interrupted;                  /* stopped by SIGINT or SIGTERM */
 	double seconds;
 };
