@@ -239,6 +239,10 @@ static bool write_label(struct run *r, const struct label_file *f, const struct 
 	errcode_t xrc;
 	if (r->src) {
 		src = r->src->set(r->src->arg, f, w->ctx, w2, sizeof(w2));
+		if (src == LSET_READONLY) {
+			label_read_only(r, f->path);
+			return false;
+		}
 	} else if ((xrc = xattr_set_label(r->x, e->ino, e->inode, w->ctx))) {
 		src = xrc == EXT2_ET_BLOCK_ALLOC_FAIL ? LSET_NOSPACE : LSET_ERROR;
 		why = xattr_strerror(r->x, xrc);
@@ -482,6 +486,13 @@ static int label_one(struct run *r, const struct label_file *f, const struct wal
 
 volatile sig_atomic_t label_stop_signal;
 
+void label_read_only(struct run *r, const char *path)
+{
+	if (!r->read_only)
+		snprintf(r->read_only_at, sizeof(r->read_only_at), "%s", path);
+	r->read_only = true;
+}
+
 bool label_image_refused(struct run *r, errcode_t rc)
 {
 	if (rc != XATTR_E_CLAIMS)
@@ -496,7 +507,7 @@ static int visit_file(struct run *r, const struct label_file *f, const struct wa
 	const struct label_opts *o = r->o;
 
 	/* SIGINT or SIGTERM, an I/O error of the image, or an image refused: the walk stops here */
-	if (label_stop_signal || r->refused || (r->img && imgfmt_io_error()))
+	if (label_stop_signal || r->refused || r->read_only || (r->img && imgfmt_io_error()))
 		return -1;
 
 	r->entry_wrong = false;
@@ -604,6 +615,8 @@ static errcode_t stopped(struct run *r, errcode_t rc)
 		return LABEL_IO_FAILED;
 	if (r->refused)
 		return LABEL_REFUSED;
+	if (r->read_only)
+		return LABEL_READ_ONLY;
 	return rc;
 }
 
@@ -700,6 +713,10 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 		st->interrupted = true;
 	} else if (rc == LABEL_IO_FAILED) {
 		fprintf(stderr, "fclabel %s: %s; stopped\n", o->cmd, imgfmt_io_error());
+		st->errors++;
+	} else if (rc == LABEL_READ_ONLY) {
+		fprintf(stderr, "fclabel %s: %s: %s is on a read-only file system; stopped at the first "
+			"write\n", o->cmd, name, qname(r.read_only_at));
 		st->errors++;
 	} else if (rc == LABEL_REFUSED) {
 		fprintf(stderr, "fclabel %s: %s: refusing to write to it: %s; stopped (run e2fsck "

@@ -67,8 +67,13 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
+		if (!strcmp(argv[1], commands[i].name)) {
+			/* getopt names the program in its messages: "fclabel label: ..." */
+			static char name[64];
+			snprintf(name, sizeof(name), "fclabel %s", argv[1]);
+			argv[1] = name;
 			return commands[i].run(argc - 1, argv + 1);
+		}
 	fprintf(stderr, "fclabel: '%s' is not a command\n", argv[1]);
 	usage(stderr);
 	return EXIT_USAGE;
@@ -200,8 +205,9 @@ bool policy_opt(int c, const char *arg, struct policy_opts *p, const char *cmd, 
 
 void die_usage(const char *cmd, const char *usage_text)
 {
-	fprintf(stderr, "usage: %s\n", usage_text);
-	(void)cmd;
+	/* the synopsis's first line, and where the rest is */
+	fprintf(stderr, "usage: %.*s\nsee 'fclabel %s --help'\n", (int)strcspn(usage_text, "\n"),
+		usage_text, cmd);
 	exit(EXIT_USAGE);
 }
 

@@ -18,6 +18,7 @@ struct image {
 	ext2_filsys fs;
 	const char *name;
 	bool rw, no_sync, replaced; /* replaced: written as a copy renamed over it */
+	bool mounted;               /* (read-only) the image is mounted: what is read may be stale */
 	enum img_format fmt;
 	int lockfd;                 /* holds the BSD lock on the image, -1 when none */
 };
@@ -236,7 +237,8 @@ struct label_file {
 				      * engine looks it up), and what fc_lookup returned */
 	int res_rc;
 };
-enum { LSET_OK, LSET_ERROR, LSET_NOSPACE };
+/* LSET_READONLY: the file system is read-only (EROFS): the walk stops there, one error. */
+enum { LSET_OK, LSET_ERROR, LSET_NOSPACE, LSET_READONLY };
 struct label_src {
 	const char *name;          /* the directory, for messages */
 	unsigned long total;       /* about how many files: progress only */
@@ -251,7 +253,7 @@ struct label_src {
 	/* Writes ctx with its trailing NUL: LSET_OK, or LSET_ERROR / LSET_NOSPACE with a reason. */
 	int (*set)(void *arg, const struct label_file *f, const char *ctx, char *why, size_t n);
 	/* A directory's security.sehash (*len 0 when absent, at most 64 bytes), and writing it:
-	 * 0, or non-zero with why. */
+	 * 0, or non-zero with why (LSET_READONLY: a read-only file system). */
 	int (*get_digest)(void *arg, const struct label_file *f, unsigned char *out, size_t *len,
 			  char *why, size_t n);
 	int (*set_digest)(void *arg, const struct label_file *f, const unsigned char *d, size_t len,
