@@ -1,8 +1,8 @@
 /*
  * Unit tests of the seapp library: seapp_contexts parsing and precedence, the TYPE lookup,
  * packages.list, app data paths, which policy files a device loads. Expectations come from
- * reading Android 15's libselinux (android_seapp.c, android.c), Android 14's android_device.c and libpackagelistparser; the
- * comments give the derivation where it is not obvious.
+ * reading Android 15's libselinux (android_seapp.c, android.c), Android 14's android_device.c
+ * and libpackagelistparser; the comments give the derivation where it is not obvious.
  *
  * usage: seappunit [SCRATCH_DIR]
  * Fixtures: $SEAPP_FIXTURES, else fixtures/seapp; real Android files: $SEAPP_DATA, else
