@@ -107,12 +107,8 @@ void fcfiles_free(struct fcfiles *f)
 	f->n = 0;
 }
 
-fc_set *load_policy(const char *cmd, const struct fcfiles *f, unsigned flags)
+fc_set *fc_loaded(const char *cmd, int rc, fc_set *set, const struct fc_error *err)
 {
-	struct fc_error err;
-	fc_set *set = NULL;
-	int rc = fc_load(&set, (const char *const *)f->v, f->n, flags, &err);
-
 	if (!rc) {
 		/* a compiled FC.bin (or FC) that did not load, and the other one that did */
 		const char *w = fc_load_warning(set);
@@ -125,16 +121,24 @@ fc_set *load_policy(const char *cmd, const struct fcfiles *f, unsigned flags)
 		return set;
 	}
 	fprintf(stderr, "fclabel %s: ", cmd);
-	if (err.file[0]) {
-		fprintf(stderr, "%s:", err.file);
-		if (err.line)
-			fprintf(stderr, "%u:", err.line);
-		if (err.column)
-			fprintf(stderr, "%u:", err.column);
+	if (err->file[0]) {
+		fprintf(stderr, "%s:", err->file);
+		if (err->line)
+			fprintf(stderr, "%u:", err->line);
+		if (err->column)
+			fprintf(stderr, "%u:", err->column);
 		fputc(' ', stderr);
 	}
-	fprintf(stderr, "%s\n", err.msg[0] ? err.msg : strerror(rc));
+	fprintf(stderr, "%s\n", err->msg[0] ? err->msg : strerror(rc));
 	return NULL;
+}
+
+fc_set *load_policy(const char *cmd, const struct fcfiles *f, unsigned flags)
+{
+	struct fc_error err;
+	fc_set *set = NULL;
+	int rc = fc_load(&set, (const char *const *)f->v, f->n, flags, &err);
+	return fc_loaded(cmd, rc, set, &err);
 }
 
 bool parse_mode(const char *s, mode_t *mode)
@@ -217,13 +221,10 @@ static void seapp_report(const char *cmd, const struct seapp_error *err, int rc)
 	fprintf(stderr, "%s\n", err->msg[0] ? err->msg : strerror(rc));
 }
 
-seapp_set *load_seapp(const char *cmd, const struct fcfiles *f)
+seapp_set *seapp_loaded(const char *cmd, int rc, seapp_set *set, const struct seapp_error *err)
 {
-	struct seapp_error err = { 0 };
-	seapp_set *set = NULL;
-	int rc = seapp_load(&set, (const char *const *)f->v, f->n, &err);
 	if (rc) {
-		seapp_report(cmd, &err, rc);
+		seapp_report(cmd, err, rc);
 		return NULL;
 	}
 	size_t nv = seapp_neverallow_count(set);
@@ -232,6 +233,14 @@ seapp_set *load_seapp(const char *cmd, const struct fcfiles *f)
 			"skipped (the build's checkseapp checks and strips them; a device's files "
 			"have none)\n", cmd, nv);
 	return set;
+}
+
+seapp_set *load_seapp(const char *cmd, const struct fcfiles *f)
+{
+	struct seapp_error err = { 0 };
+	seapp_set *set = NULL;
+	int rc = seapp_load(&set, (const char *const *)f->v, f->n, &err);
+	return seapp_loaded(cmd, rc, set, &err);
 }
 
 pkg_list *load_packages(const char *cmd, const char *name, const char *buf, size_t len)

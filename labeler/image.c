@@ -218,10 +218,9 @@ static int open_fs(struct image *img, const char *name, bool rw, io_manager io, 
 	/* Without I/O statistics ext2fs_close leaves s_kbytes_written alone: every format gives the
 	 * same bytes (a sparse image's result equals the raw one's), and the superblock keeps what
 	 * it said but for the blocks the labels need. */
-	static struct struct_io_manager quiet;
-	quiet = *img->fs->io->manager;
-	quiet.get_stats = NULL;
-	img->fs->io->manager = &quiet;
+	img->quiet = *img->fs->io->manager; /* each image its own: several may be open at once */
+	img->quiet.get_stats = NULL;
+	img->fs->io->manager = &img->quiet;
 	/* Reproducible results: the superblock's write time stays as it was (or becomes
 	 * SOURCE_DATE_EPOCH), so the same input always gives the same bytes. */
 	const char *sde = getenv("SOURCE_DATE_EPOCH");
@@ -514,11 +513,9 @@ int img_close(struct image *img, const char *cmd)
 	return 0;
 }
 
-errcode_t img_read_file(struct image *img, const char *path, char **buf, size_t *len,
-			size_t max)
+errcode_t img_read_ino(struct image *img, ext2_ino_t ino, char **buf, size_t *len, size_t max)
 {
 	ext2_filsys fs = img->fs;
-	ext2_ino_t ino;
 	ext2_file_t file;
 	struct ext2_inode inode;
 	errcode_t rc;
@@ -526,9 +523,7 @@ errcode_t img_read_file(struct image *img, const char *path, char **buf, size_t 
 
 	*buf = NULL;
 	*len = 0;
-	/* namei follows no symlink in the last component: a packages.list that is one is refused */
-	if ((rc = ext2fs_namei(fs, EXT2_ROOT_INO, EXT2_ROOT_INO, path, &ino)) ||
-	    (rc = ext2fs_read_inode(fs, ino, &inode)))
+	if ((rc = ext2fs_read_inode(fs, ino, &inode)))
 		return rc;
 	if (!LINUX_S_ISREG(inode.i_mode))
 		return EXT2_ET_FILE_NOT_FOUND;
@@ -560,4 +555,18 @@ errcode_t img_read_file(struct image *img, const char *path, char **buf, size_t 
 	*buf = b;
 	*len = done;
 	return 0;
+}
+
+errcode_t img_read_file(struct image *img, const char *path, char **buf, size_t *len,
+			size_t max)
+{
+	ext2_ino_t ino;
+	errcode_t rc;
+
+	*buf = NULL;
+	*len = 0;
+	/* namei follows no symlink in the last component: a packages.list that is one is refused */
+	if ((rc = ext2fs_namei(img->fs, EXT2_ROOT_INO, EXT2_ROOT_INO, path, &ino)))
+		return rc;
+	return img_read_ino(img, ino, buf, len, max);
 }
