@@ -188,6 +188,13 @@ bool policy_opt(int c, const char *arg, struct policy_opts *p, const char *cmd, 
 	case 'K':
 		p->packages = arg;
 		return true;
+	case OPT_ANDROID_ROOT:
+		p->aroot.root = arg;
+		return true;
+	case OPT_PARTITION:
+		if (!aroot_partition(&p->aroot, cmd, arg))
+			die_usage(cmd, usage);
+		return true;
 	case 'm':
 		if (!parse_mode(arg, &p->mode)) {
 			fprintf(stderr, "fclabel %s: bad mode '%s'\n", cmd, arg);
@@ -255,6 +262,19 @@ pkg_list *load_packages(const char *cmd, const char *name, const char *buf, size
 	return list;
 }
 
+/* The app data rules once r->sa is loaded: packages.list, and what joins them. */
+static int app_rules_finish(const char *cmd, const struct policy_opts *p, const fc_set *set,
+			    struct app_rules *r)
+{
+	if (!(r->pkgs = load_packages(cmd, p->packages, NULL, 0)))
+		return EXIT_USAGE;
+	if (!(r->ad = appdata_new(r->sa, NULL, r->pkgs, set))) {
+		fprintf(stderr, "fclabel %s: out of memory\n", cmd);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
 int app_rules_load(const char *cmd, const struct policy_opts *p, const fc_set *set,
 		   struct app_rules *r)
 {
@@ -265,14 +285,41 @@ int app_rules_load(const char *cmd, const struct policy_opts *p, const fc_set *s
 		fprintf(stderr, "fclabel %s: --seapp and --packages go together\n", cmd);
 		return EXIT_USAGE;
 	}
-	if (!(r->sa = load_seapp(cmd, &p->seapp)) ||
-	    !(r->pkgs = load_packages(cmd, p->packages, NULL, 0)))
+	if (!(r->sa = load_seapp(cmd, &p->seapp)))
 		return EXIT_USAGE;
-	if (!(r->ad = appdata_new(r->sa, NULL, r->pkgs, set))) {
-		fprintf(stderr, "fclabel %s: out of memory\n", cmd);
-		return EXIT_USAGE;
+	return app_rules_finish(cmd, p, set, r);
+}
+
+int policy_opts_load(const char *cmd, const char *usage, const struct policy_opts *p,
+		     bool verbose, fc_set **set, struct app_rules *r)
+{
+	struct policy_files pf;
+	int status;
+
+	*set = NULL;
+	memset(r, 0, sizeof(*r));
+	if (!aroot_given(&p->aroot)) {
+		if (!p->files.n) {
+			fprintf(stderr, "fclabel %s: -S FILE_CONTEXTS (or --android-root ROOT) is "
+				"required\n", cmd);
+			die_usage(cmd, usage);
+		}
+		if (!(*set = load_policy(cmd, &p->files, p->flags)))
+			return EXIT_USAGE;
+		return app_rules_load(cmd, p, *set, r);
 	}
-	return EXIT_OK;
+	if (p->files.n || p->seapp.n) {
+		fprintf(stderr, "fclabel %s: --android-root takes the file_contexts and seapp_contexts "
+			"from the device: %s cannot go with it\n", cmd, p->files.n ? "-S" : "--seapp");
+		die_usage(cmd, usage);
+	}
+	/* with --packages, the device's seapp_contexts too */
+	status = aroot_load(cmd, &p->aroot, p->flags, LOCK_WAIT, verbose, set,
+			    p->packages ? &r->sa : NULL, &pf);
+	policy_files_free(&pf);
+	if (status == EXIT_OK && p->packages)
+		status = app_rules_finish(cmd, p, *set, r);
+	return status;
 }
 
 void app_rules_free(struct app_rules *r)

@@ -93,6 +93,11 @@ struct app_rules {
 int app_rules_load(const char *cmd, const struct policy_opts *p, const fc_set *set,
 		   struct app_rules *r);
 void app_rules_free(struct app_rules *r);
+/* lookup and explain: the -S files or the device's policy (--android-root, with its
+ * seapp_contexts when --packages is given), and the app data rules when asked for. EXIT_OK, or
+ * EXIT_USAGE after saying why (usage: when the options do not go together). */
+int policy_opts_load(const char *cmd, const char *usage, const struct policy_opts *p,
+		     bool verbose, fc_set **set, struct app_rules *r);
 void policy_opts_free(struct policy_opts *p);
 
 /* A file mode for lookups: octal digits, or one letter f d l c b p s. */
