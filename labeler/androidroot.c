@@ -544,23 +544,29 @@ static void ns_close(struct ns *ns)
 		src_close(ns, &ns->part[i]);
 }
 
-/* "/ = ROOT (directory), /system = ROOT/system.img (image), ..." */
+/* What a source is, for messages. */
+static const char *src_kind(const struct src *s)
+{
+	if (!s->image)
+		return s->empty ? "an empty directory: not mounted?" : "directory";
+	return s->img.fmt == IMGFMT_RAW ? "raw image" : s->img.fmt == IMGFMT_SPARSE
+		? "Android sparse image" : "block device";
+}
+
+/* "/ = ROOT (directory), /system = ROOT/system.img (raw image), ..." */
 static void describe(const struct ns *ns, FILE *f)
 {
 	const char *sep = "";
 	if (ns->root) {
-		fprintf(f, "/ = %s%s", qname(ns->root->label),
-			ns->sar ? " (the system partition, system-as-root)" : "");
+		fprintf(f, "/ = %s (%s%s)", qname(ns->root->label), src_kind(ns->root),
+			ns->sar ? ", the system partition: system-as-root" : "");
 		sep = ", ";
 	}
 	for (int i = 0; i < AROOT_PARTS; i++) {
 		const struct src *s = &ns->part[i];
 		if (!s->open || (i == P_SYSTEM && ns->sar))
 			continue;
-		fprintf(f, "%s/%s = %s (%s%s)", sep, part_names[i], qname(s->label),
-			s->image ? imgfmt_name(s->img.fmt)
-			: s->empty ? "an empty directory: not mounted?" : "directory",
-			s->image && s->img.fmt != IMGFMT_BLOCKDEV ? " image" : "");
+		fprintf(f, "%s/%s = %s (%s)", sep, part_names[i], qname(s->label), src_kind(s));
 		sep = ", ";
 	}
 	if (!*sep)
