@@ -13,10 +13,10 @@
 #include "policy.h"
 
 #define AROOT_HELP                                                                                 \
-	"      --android-root ROOT  instead of -S: the device's own file_contexts (and, with\n"  \
-	"                         -a /data or --packages, seapp_contexts), found in ROOT as the\n" \
-	"                         device finds them: a mounted root, extracted partitions or\n"  \
-	"                         NAME.img images\n"                                               \
+	"      --android-root ROOT  instead of -S: the device's own file_contexts, and its\n"   \
+	"                         seapp_contexts for -a /data or with --packages, found in\n"    \
+	"                         ROOT as the device finds them: a mounted root, extracted\n"    \
+	"                         partitions or NAME.img images\n"                               \
 	"      --partition NAME=PATH  where partition NAME (system, system_ext, product, vendor,\n"\
 	"                         odm) is: a directory or an image (repeatable)\n"
 
@@ -103,9 +103,9 @@ const char relabel_usage[] =
 	"\n"
 	"  --from OLD_FC[,...]    the file_contexts the image was labeled with ('none': label all)\n"
 	"  --to NEW_FC[,...]      the file_contexts to label it with now\n"
-	"      --android-root ROOT  instead of --to: the device's own file_contexts (and, with\n"
-	"                         -a /data or --packages, seapp_contexts: the new ones), found\n"
-	"                         in ROOT as the device finds them\n"
+	"      --android-root ROOT  instead of --to: the device's own file_contexts, and its\n"
+	"                         seapp_contexts for -a /data or with --packages (the new\n"
+	"                         ones), found in ROOT as the device finds them\n"
 	"      --partition NAME=PATH  where partition NAME (system, system_ext, product, vendor,\n"
 	"                         odm) is: a directory or an image (repeatable)\n"
 	"  -a, --mount-point DIR  the path the image is mounted at (e.g. /system)\n"
