@@ -112,6 +112,8 @@ static int src_open(struct ns *ns, struct src *s, char *path, const char *what, 
 	struct stat st;
 	struct img_params p = { .lock = lock };
 
+	for (size_t n = strlen(path); n > 1 && path[n - 1] == '/'; n--)
+		path[n - 1] = 0; /* "R/": messages name "R/vendor.img", not "R//vendor.img" */
 	s->label = path;
 	s->fd = -1;
 	if (stat(path, &st) < 0) {

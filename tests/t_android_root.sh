@@ -345,5 +345,23 @@ expect_rc "--to with --android-root: refused" 2
 run badpart $F lookup --partition vendor=nowhere.img /x
 expect_rc "--partition naming nothing: refused" 2
 expect_match "... naming it" "$(cat "$OUT/badpart.err")" "*--partition vendor= nowhere.img: No such file*"
+# a bad line in a file read out of an image: named IMAGE:PATH:LINE:COLUMN
+mkdir -p BADV/vendor/etc/selinux && cp $I9/system.img BADV/
+printf '/vendor(/.*)? u:object_r:vendor_file:s0\n/vendor/bin/x -q u:object_r:x:s0\n' >BADV/vendor/etc/selinux/vendor_file_contexts
+mkimg_q BADV/vendor.img BADV/vendor && rm -r BADV/vendor
+run badline $F label keep.img --android-root BADV/
+expect_rc "a bad line in an image's vendor_file_contexts" 2
+expect_match "... named IMAGE:PATH:LINE:COLUMN" "$(cat "$OUT/badline.err")" \
+	"*BADV/vendor.img:/etc/selinux/vendor_file_contexts:2:15: bad file type '-q'*"
+# a symlink loop where the plat file would be: as good as nothing there (libselinux's access());
+# a directory where a file is due: named
+mkdir -p LOOP/system && cp -R $R9/vendor LOOP/ && ln -s /system/etc LOOP/system/etc
+run loop $F label keep.img --android-root LOOP
+expect_rc "a symlink loop: no plat file_contexts" 2
+expect_match "... refused as missing" "$(cat "$OUT/loop.err")" "*no plat file_contexts*"
+mkdir -p DIRF/system/etc/selinux/plat_file_contexts && cp -R $R9/vendor DIRF/
+run dirf $F label keep.img --android-root DIRF
+expect_rc "a directory where plat_file_contexts is due" 2
+expect_match "... named" "$(cat "$OUT/dirf.err")" "*DIRF/system/etc/selinux/plat_file_contexts (/system/etc/selinux/plat_file_contexts): not a regular file*"
 expect_eq "refused runs left the image as it was" "$(sum keep.img)" "$before"
 finish
