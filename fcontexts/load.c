@@ -160,12 +160,19 @@ static int build_orders(struct fc_set *set)
 	return 0;
 }
 
-static struct fc_set *set_new(void)
+/* A new, empty set for a load of n files: 0, EINVAL (none: err says so) or ENOMEM. */
+static int set_new(size_t n, struct fc_set **set, struct fc_error *err)
 {
-	struct fc_set *set = calloc(1, sizeof(*set));
-	if (set)
-		pthread_mutex_init(&set->lock, NULL);
-	return set;
+	if (err)
+		memset(err, 0, sizeof(*err));
+	if (!n) {
+		fc_seterr(err, NULL, 0, 0, "no file_contexts file given");
+		return EINVAL;
+	}
+	if (!(*set = calloc(1, sizeof(**set))))
+		return ENOMEM;
+	pthread_mutex_init(&(*set)->lock, NULL);
+	return 0;
 }
 
 /* The index over what was read (rc: how the reading went); the set to *out, or freed. */
@@ -190,16 +197,10 @@ int fc_load_opts(fc_set **out, const char *const *files, size_t nfiles,
 {
 	struct fc_set *set;
 	unsigned flags = opts ? opts->flags : 0;
-	int rc = 0;
+	int rc = set_new(nfiles, &set, err);
 
-	if (err)
-		memset(err, 0, sizeof(*err));
-	if (!nfiles) {
-		fc_seterr(err, NULL, 0, 0, "no file_contexts file given");
-		return EINVAL;
-	}
-	if (!(set = set_new()))
-		return ENOMEM;
+	if (rc)
+		return rc;
 	for (size_t i = 0; i < nfiles && !rc; i++)
 		rc = nfiles == 1 ? fc_parse_choose(set, files[i], false, err)
 				 : fc_parse_file(set, files[i], false, err);
@@ -254,16 +255,10 @@ int fc_load_bufs(fc_set **out, const struct fc_buf *bufs, size_t nbufs, unsigned
 		 struct fc_error *err)
 {
 	struct fc_set *set;
-	int rc = 0;
+	int rc = set_new(nbufs, &set, err);
 
-	if (err)
-		memset(err, 0, sizeof(*err));
-	if (!nbufs) {
-		fc_seterr(err, NULL, 0, 0, "no file_contexts file given");
-		return EINVAL;
-	}
-	if (!(set = set_new()))
-		return ENOMEM;
+	if (rc)
+		return rc;
 	for (size_t i = 0; i < nbufs && !rc; i++)
 		rc = parse_mem(set, &bufs[i], err);
 	if (!rc && (flags & FC_NO_DUPS))
