@@ -26,7 +26,7 @@
 
 static const char *const part_names[AROOT_PARTS] = { "system", "system_ext", "product", "vendor",
 						     "odm" };
-enum { P_SYSTEM, P_VENDOR = 3 };
+enum { P_SYSTEM };
 
 bool aroot_given(const struct aroot_args *a)
 {
@@ -97,33 +97,34 @@ static bool dir_empty(const char *path)
 	DIR *d = opendir(path);
 	struct dirent *e;
 	bool empty = true;
-	while (d && (e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			empty = false;
+	while (d && empty && (e = readdir(d)))
+		empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
 	if (d)
 		closedir(d);
 	return d && empty;
 }
 
 /* Opens path (taken over: freed with the source) as a directory or an image; -1 after saying
- * why. */
+ * why, naming it after what ("--partition vendor=" or "--android-root"). */
 static int src_open(struct ns *ns, struct src *s, char *path, const char *what, int lock)
 {
 	struct stat st;
 	struct img_params p = { .lock = lock };
+	const char *sep = what[strlen(what) - 1] == '=' ? "" : " ";
 
 	for (size_t n = strlen(path); n > 1 && path[n - 1] == '/'; n--)
 		path[n - 1] = 0; /* "R/": messages name "R/vendor.img", not "R//vendor.img" */
 	s->label = path;
 	s->fd = -1;
 	if (stat(path, &st) < 0) {
-		fprintf(stderr, "fclabel %s: %s %s: %s\n", ns->cmd, what, qname(path), strerror(errno));
+		fprintf(stderr, "fclabel %s: %s%s%s: %s\n", ns->cmd, what, sep, qname(path),
+			strerror(errno));
 		return -1;
 	}
 	if (S_ISDIR(st.st_mode)) {
 		s->fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (s->fd < 0) {
-			fprintf(stderr, "fclabel %s: %s %s: %s\n", ns->cmd, what, qname(path),
+			fprintf(stderr, "fclabel %s: %s%s%s: %s\n", ns->cmd, what, sep, qname(path),
 				strerror(errno));
 			return -1;
 		}
@@ -132,8 +133,8 @@ static int src_open(struct ns *ns, struct src *s, char *path, const char *what, 
 		return 0;
 	}
 	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
-		fprintf(stderr, "fclabel %s: %s %s: not a directory, an image or a block device\n",
-			ns->cmd, what, qname(path));
+		fprintf(stderr, "fclabel %s: %s%s%s: not a directory, an image or a block device\n",
+			ns->cmd, what, sep, qname(path));
 		return -1;
 	}
 	s->image = true;

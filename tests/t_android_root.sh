@@ -18,7 +18,9 @@
 # --seapp; relabel --android-root equal to relabel --to. -v and --json name every file taken.
 # Refused (exit 2, the missing part and every path looked for named, the image unchanged): a
 # Treble system without vendor, a tree with no policy at all, /data without seapp_contexts,
-# ROOT/vendor and ROOT/vendor.img both there, -S or --seapp or --to with --android-root.
+# ROOT/vendor and ROOT/vendor.img both there, -S or --seapp or --to with --android-root, a bad
+# line in an image's file (named IMAGE:PATH:LINE:COLUMN), a symlink loop, a directory where a file
+# is due.
 . "$TOP/tests/imglib.sh"
 need_image_tools
 command -v img2simg >/dev/null 2>&1 ||
@@ -344,7 +346,7 @@ run withto $F relabel keep.img --from none --to "${EX9#-S }" --android-root $R9
 expect_rc "--to with --android-root: refused" 2
 run badpart $F lookup --partition vendor=nowhere.img /x
 expect_rc "--partition naming nothing: refused" 2
-expect_match "... naming it" "$(cat "$OUT/badpart.err")" "*--partition vendor= nowhere.img: No such file*"
+expect_match "... naming it" "$(cat "$OUT/badpart.err")" "*--partition vendor=nowhere.img: No such file*"
 # a bad line in a file read out of an image: named IMAGE:PATH:LINE:COLUMN
 mkdir -p BADV/vendor/etc/selinux && cp $I9/system.img BADV/
 printf '/vendor(/.*)? u:object_r:vendor_file:s0\n/vendor/bin/x -q u:object_r:x:s0\n' >BADV/vendor/etc/selinux/vendor_file_contexts
