@@ -215,35 +215,76 @@ static const char *rel(const char *inner, size_t len, char *buf)
 	return buf;
 }
 
+/* lookup() in a directory source. */
+static errcode_t lookup_dir(struct walk *w, const struct level *l, const char *name, size_t nlen,
+			    enum kind *kind)
+{
+	char buf[AROOT_PATH_MAX * 2];
+	size_t k = l->in_len;
+	struct stat st;
+
+	if (k + 1 + nlen >= sizeof(buf) / 2)
+		return ENAMETOOLONG;
+	memcpy(buf, w->inner + l->in_start, k);
+	buf[k] = '/';
+	memcpy(buf + k + 1, name, nlen);
+	const char *r = rel(buf, k + 1 + nlen, buf + sizeof(buf) / 2);
+	if (fstatat(l->src->fd, r, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : (errcode_t)errno;
+	*kind = S_ISDIR(st.st_mode) ? K_DIR : S_ISREG(st.st_mode) ? K_FILE
+		: S_ISLNK(st.st_mode) ? K_LINK : K_OTHER;
+	if (*kind == K_LINK) {
+		ssize_t n = readlinkat(l->src->fd, r, w->link, sizeof(w->link) - 1);
+		if (n < 0)
+			return (errcode_t)errno;
+		w->link[n] = 0;
+	}
+	return 0;
+}
+
+/* The target of the symlink at inode ino of an image, into w->link. */
+static errcode_t img_link(struct walk *w, ext2_filsys fs, ext2_ino_t ino,
+			  struct ext2_inode_large *inode)
+{
+	size_t size = EXT2_I_SIZE(inode);
+	errcode_t rc;
+
+	if (size >= sizeof(w->link))
+		return ENAMETOOLONG;
+	if (ext2fs_is_fast_symlink((struct ext2_inode *)inode)) {
+		memcpy(w->link, inode->i_block, size);
+	} else if (inode->i_flags & EXT4_INLINE_DATA_FL) {
+		char tmp[sizeof(w->link) + 64];
+		size_t got = 0;
+		if ((rc = ext2fs_inline_data_size(fs, ino, &got)))
+			return rc;
+		if (got > sizeof(tmp) || got < size)
+			return EXT2_ET_INLINE_DATA_CANT_ITERATE;
+		if ((rc = ext2fs_inline_data_get(fs, ino, (struct ext2_inode *)inode, tmp, &got)))
+			return rc;
+		memcpy(w->link, tmp, size);
+	} else {
+		ext2_file_t f;
+		unsigned got = 0;
+		if ((rc = ext2fs_file_open(fs, ino, 0, &f)))
+			return rc;
+		rc = ext2fs_file_read(f, w->link, (unsigned)size, &got);
+		ext2fs_file_close(f);
+		if (rc || got != size)
+			return rc ? rc : EXT2_ET_SHORT_READ;
+	}
+	w->link[size] = 0;
+	return 0;
+}
+
 /* Looks name up in level l: its kind, and (an image) its inode, (a symlink) its target in
  * w->link. 0 (K_NONE when it is not there), or an errno / errcode_t. */
 static errcode_t lookup(struct walk *w, const struct level *l, const char *name, size_t nlen,
 			enum kind *kind, ext2_ino_t *ino)
 {
-	char buf[AROOT_PATH_MAX * 2];
-
 	*kind = K_NONE;
-	if (!l->src->image) {
-		size_t k = l->in_len;
-		if (k + 1 + nlen >= sizeof(buf) / 2)
-			return ENAMETOOLONG;
-		memcpy(buf, w->inner + l->in_start, k);
-		buf[k] = '/';
-		memcpy(buf + k + 1, name, nlen);
-		const char *r = rel(buf, k + 1 + nlen, buf + sizeof(buf) / 2);
-		struct stat st;
-		if (fstatat(l->src->fd, r, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			return errno == ENOENT || errno == ENOTDIR ? 0 : (errcode_t)errno;
-		*kind = S_ISDIR(st.st_mode) ? K_DIR : S_ISREG(st.st_mode) ? K_FILE
-			: S_ISLNK(st.st_mode) ? K_LINK : K_OTHER;
-		if (*kind == K_LINK) {
-			ssize_t n = readlinkat(l->src->fd, r, w->link, sizeof(w->link) - 1);
-			if (n < 0)
-				return (errcode_t)errno;
-			w->link[n] = 0;
-		}
-		return 0;
-	}
+	if (!l->src->image)
+		return lookup_dir(w, l, name, nlen, kind);
 	ext2_filsys fs = l->src->img.fs;
 	struct ext2_inode_large inode;
 	errcode_t rc = ext2fs_lookup(fs, l->ino, name, (int)nlen, NULL, ino);
@@ -254,35 +295,7 @@ static errcode_t lookup(struct walk *w, const struct level *l, const char *name,
 	unsigned m = inode.i_mode;
 	*kind = LINUX_S_ISDIR(m) ? K_DIR : LINUX_S_ISREG(m) ? K_FILE : LINUX_S_ISLNK(m) ? K_LINK
 									 : K_OTHER;
-	if (*kind != K_LINK)
-		return 0;
-	size_t size = EXT2_I_SIZE(&inode);
-	if (size >= sizeof(w->link))
-		return ENAMETOOLONG;
-	if (ext2fs_is_fast_symlink((struct ext2_inode *)&inode)) {
-		memcpy(w->link, inode.i_block, size);
-	} else if (inode.i_flags & EXT4_INLINE_DATA_FL) {
-		char tmp[sizeof(w->link) + 64];
-		size_t got = 0;
-		if ((rc = ext2fs_inline_data_size(fs, *ino, &got)))
-			return rc;
-		if (got > sizeof(tmp) || got < size)
-			return EXT2_ET_INLINE_DATA_CANT_ITERATE;
-		if ((rc = ext2fs_inline_data_get(fs, *ino, (struct ext2_inode *)&inode, tmp, &got)))
-			return rc;
-		memcpy(w->link, tmp, size);
-	} else {
-		ext2_file_t f;
-		unsigned got = 0;
-		if ((rc = ext2fs_file_open(fs, *ino, 0, &f)))
-			return rc;
-		rc = ext2fs_file_read(f, w->link, (unsigned)size, &got);
-		ext2fs_file_close(f);
-		if (rc || got != size)
-			return rc ? rc : EXT2_ET_SHORT_READ;
-	}
-	w->link[size] = 0;
-	return 0;
+	return *kind == K_LINK ? img_link(w, fs, *ino, &inode) : 0;
 }
 
 /* A level below the top: a directory entry of the same source, or the root of a mount. */
@@ -624,6 +637,67 @@ static int read_kind(struct ns *ns, const struct seapp_policy_file *v, size_t n,
 	return 0;
 }
 
+/* The tree from the options, and which files the device takes in it; -1 after saying why. */
+static int find_files(struct ns *ns, const struct aroot_args *a, int lock, bool want_seapp,
+		      bool verbose, struct seapp_policy *pol)
+{
+	int rc;
+
+	if (ns_build(ns, a, lock))
+		return -1;
+	rc = seapp_find_policy(exists, ns, want_seapp, pol);
+	if (rc == ENOENT) {
+		refuse(ns, pol);
+		return -1;
+	}
+	if (rc) {
+		fprintf(stderr, "fclabel %s: looking for %s in the device's tree: %s\n", ns->cmd,
+			pol->failed ? pol->failed : "its policy",
+			rc == EIO && ns->err ? error_message(ns->err) : strerror(rc));
+		return -1;
+	}
+	if (verbose) {
+		fprintf(stderr, "fclabel %s: policy: the device's tree: ", ns->cmd);
+		describe(ns, stderr);
+		fprintf(stderr, "; %s\n", pol->layout == SEAPP_LAYOUT_TREBLE
+			? "plat_file_contexts in /system/etc/selinux: Treble (Android 8 or later)"
+			: pol->layout == SEAPP_LAYOUT_ROOTFS
+			? "plat_file_contexts in the root file system (an Android 8 or later ramdisk)"
+			: "one file_contexts: before Treble (Android 7 or earlier)");
+	}
+	return 0;
+}
+
+/* The sets, from the files read (pf->v[i].from names the i-th); EXIT_OK or EXIT_USAGE after
+ * saying why. */
+static int load_sets(const char *cmd, const struct seapp_policy *pol, char **data,
+		     const size_t *lens, const struct policy_files *pf, unsigned flags, fc_set **set,
+		     seapp_set **sa)
+{
+	struct fc_buf fb[SEAPP_POLICY_PARTS];
+	struct seapp_buf sb[SEAPP_POLICY_PARTS];
+	struct fc_error err;
+	struct seapp_error serr = { 0 };
+	int rc;
+
+	for (size_t i = 0; i < pol->nfc; i++)
+		fb[i] = (struct fc_buf){ pf->v[i].from, data[i], lens[i] };
+	rc = fc_load_bufs(set, fb, pol->nfc, flags & FC_NO_DUPS, &err);
+	if (!(*set = fc_loaded(cmd, rc, rc ? NULL : *set, &err)))
+		return EXIT_USAGE;
+	if (!sa)
+		return EXIT_OK;
+	for (size_t i = 0, k = pol->nfc; i < pol->nseapp; i++, k++)
+		sb[i] = (struct seapp_buf){ pf->v[k].from, data[k], lens[k] };
+	rc = seapp_parse(sa, sb, pol->nseapp, &serr);
+	if (!(*sa = seapp_loaded(cmd, rc, rc ? NULL : *sa, &serr))) {
+		fc_free(*set);
+		*set = NULL;
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
 int aroot_load(const char *cmd, const struct aroot_args *a, unsigned flags, int lock,
 	       bool verbose, fc_set **set, seapp_set **sa, struct policy_files *pf)
 {
@@ -631,34 +705,14 @@ int aroot_load(const char *cmd, const struct aroot_args *a, unsigned flags, int 
 	struct seapp_policy pol;
 	char *data[2 * SEAPP_POLICY_PARTS] = { 0 };
 	size_t lens[2 * SEAPP_POLICY_PARTS] = { 0 };
-	int status = EXIT_USAGE, rc;
+	int status = EXIT_USAGE;
 
 	*set = NULL;
 	if (sa)
 		*sa = NULL;
 	memset(pf, 0, sizeof(*pf));
-	if (ns_build(&ns, a, lock))
+	if (find_files(&ns, a, lock, sa != NULL, verbose, &pol))
 		goto out;
-	rc = seapp_find_policy(exists, &ns, sa != NULL, &pol);
-	if (rc == ENOENT) {
-		refuse(&ns, &pol);
-		goto out;
-	}
-	if (rc) {
-		fprintf(stderr, "fclabel %s: looking for %s in the device's tree: %s\n", cmd,
-			pol.failed ? pol.failed : "its policy",
-			rc == EIO && ns.err ? error_message(ns.err) : strerror(rc));
-		goto out;
-	}
-	if (verbose) {
-		fprintf(stderr, "fclabel %s: policy: the device's tree: ", cmd);
-		describe(&ns, stderr);
-		fprintf(stderr, "; %s\n", pol.layout == SEAPP_LAYOUT_TREBLE
-			? "plat_file_contexts in /system/etc/selinux: Treble (Android 8 or later)"
-			: pol.layout == SEAPP_LAYOUT_ROOTFS
-			? "plat_file_contexts in the root file system (an Android 8 or later ramdisk)"
-			: "one file_contexts: before Treble (Android 7 or earlier)");
-	}
 	if (!(pf->v = calloc(pol.nfc + pol.nseapp, sizeof(*pf->v)))) {
 		fprintf(stderr, "fclabel %s: out of memory\n", cmd);
 		goto out;
@@ -669,28 +723,7 @@ int aroot_load(const char *cmd, const struct aroot_args *a, unsigned flags, int 
 		goto out;
 	/* every file is read: the images are closed before anything else is opened */
 	ns_close(&ns);
-
-	struct fc_buf fb[SEAPP_POLICY_PARTS];
-	struct fc_error err;
-	for (size_t i = 0; i < pol.nfc; i++)
-		fb[i] = (struct fc_buf){ pf->v[i].from, data[i], lens[i] };
-	rc = fc_load_bufs(set, fb, pol.nfc, flags & FC_NO_DUPS, &err);
-	if (!(*set = fc_loaded(cmd, rc, *set, &err)))
-		goto out;
-	if (sa) {
-		struct seapp_buf sb[SEAPP_POLICY_PARTS];
-		struct seapp_error serr = { 0 };
-		for (size_t i = 0; i < pol.nseapp; i++)
-			sb[i] = (struct seapp_buf){ pf->v[pol.nfc + i].from, data[pol.nfc + i],
-						    lens[pol.nfc + i] };
-		rc = seapp_parse(sa, sb, pol.nseapp, &serr);
-		if (!(*sa = seapp_loaded(cmd, rc, rc ? NULL : *sa, &serr))) {
-			fc_free(*set);
-			*set = NULL;
-			goto out;
-		}
-	}
-	status = EXIT_OK;
+	status = load_sets(cmd, &pol, data, lens, pf, flags, set, sa);
 out:
 	ns_close(&ns);
 	for (size_t i = 0; i < sizeof(data) / sizeof(data[0]); i++)
