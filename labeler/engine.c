@@ -731,6 +731,7 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 	if (o->json) {
 		fprintf(o->json, "\n  ],\n  \"%s\": ", img ? "image" : "tree");
 		rpt_json_str(o->json, name);
+		policy_files_json(o->json, o->policy_files, o->npolicy_files);
 		fprintf(o->json, ",\n  \"mode\": \"%s\",\n  \"scanned\": %lu, \"changed\": %lu, "
 			"\"unchanged\": %lu, \"no_label\": %lu, \"conflicts\": %lu, \"errors\": %lu, "
 			"\"warnings\": %lu, \"ea_blocks_allocated\": %lu, \"ea_block_shares\": %lu, "

@@ -561,11 +561,9 @@ bool img_whole_or_nothing(const struct image *img)
 	return img->fmt == IMGFMT_SPARSE || img->replaced;
 }
 
-errcode_t img_read_file(struct image *img, const char *path, char **buf, size_t *len,
-			size_t max)
+errcode_t img_read_ino(struct image *img, ext2_ino_t ino, char **buf, size_t *len, size_t max)
 {
 	ext2_filsys fs = img->fs;
-	ext2_ino_t ino;
 	ext2_file_t file;
 	struct ext2_inode inode;
 	errcode_t rc;
@@ -573,9 +571,7 @@ errcode_t img_read_file(struct image *img, const char *path, char **buf, size_t 
 
 	*buf = NULL;
 	*len = 0;
-	/* namei follows no symlink in the last component: a packages.list that is one is refused */
-	if ((rc = ext2fs_namei(fs, EXT2_ROOT_INO, EXT2_ROOT_INO, path, &ino)) ||
-	    (rc = ext2fs_read_inode(fs, ino, &inode)))
+	if ((rc = ext2fs_read_inode(fs, ino, &inode)))
 		return rc;
 	if (!LINUX_S_ISREG(inode.i_mode))
 		return EXT2_ET_FILE_NOT_FOUND;
@@ -607,4 +603,18 @@ errcode_t img_read_file(struct image *img, const char *path, char **buf, size_t 
 	*buf = b;
 	*len = done;
 	return 0;
+}
+
+errcode_t img_read_file(struct image *img, const char *path, char **buf, size_t *len,
+			size_t max)
+{
+	ext2_ino_t ino;
+	errcode_t rc;
+
+	*buf = NULL;
+	*len = 0;
+	/* namei follows no symlink in the last component: a packages.list that is one is refused */
+	if ((rc = ext2fs_namei(img->fs, EXT2_ROOT_INO, EXT2_ROOT_INO, path, &ino)))
+		return rc;
+	return img_read_ino(img, ino, buf, len, max);
 }

@@ -48,6 +48,8 @@ bool image_is_labeled(struct image *img);
  * NUL-terminated malloc'd *buf. Returns 0 or an errcode_t. */
 errcode_t img_read_file(struct image *img, const char *path, char **buf, size_t *len,
 			size_t max);
+/* The same for the regular file at inode ino. */
+errcode_t img_read_ino(struct image *img, ext2_ino_t ino, char **buf, size_t *len, size_t max);
 /* Flushes and closes; returns 0, or -1 after printing why (the result was not written: a copy
  * left the image as it was; in place, what was written before the failure may be there). */
 int img_close(struct image *img, const char *cmd);
@@ -198,6 +200,9 @@ struct label_opts {
 				    * visits; else every directory) */
 	const fc_set *oldset;      /* relabel --digests: a subtree no change reaches is taken as
 				    * right when its root has the digest this policy gives */
+	const struct policy_file *policy_files; /* --android-root: the files the policy is from,
+						 * for the JSON report */
+	size_t npolicy_files;
 };
 struct label_stats {
 	unsigned long scanned, changed, unchanged, nolabel, conflicts, errors, warnings;
@@ -284,6 +289,31 @@ bool label_excluded(const struct label_opts *o, const char *path, size_t len);
  * until the fourth call after. */
 const char *qname(const char *s);
 
+/* ---- androidroot.c: the device's own policy (--android-root, --partition) ---- */
+/* A file the policy was taken from: for -v and the JSON report. */
+struct policy_file {
+	const char *kind; /* "file_contexts" or "seapp_contexts" */
+	const char *part; /* "plat", "system_ext", "product", "vendor", "odm", or "legacy" */
+	const char *path; /* the path the device reads it by */
+	char *from;       /* where it was read: a file, or IMAGE:/PATH */
+};
+struct policy_files {
+	struct policy_file *v;
+	size_t n;
+};
+void policy_files_free(struct policy_files *pf);
+/* (report.c) The JSON report's ,\n  "policy_files": [...] when there are any. */
+void policy_files_json(FILE *f, const struct policy_file *v, size_t n);
+struct aroot_args;
+/*
+ * Finds the device's file_contexts, and with sa its seapp_contexts, as its libselinux does
+ * (seapp_find_policy), in the partitions a describes, and loads them (flags: FC_NO_DUPS) from
+ * memory. Images are opened read-only (lock: LOCK_*) and closed before it returns. With verbose,
+ * says on stderr where the partitions are and which file it took for what. EXIT_OK (*set, *sa,
+ * *pf filled), or EXIT_USAGE after saying why, naming what is missing or bad.
+ */
+int aroot_load(const char *cmd, const struct aroot_args *a, unsigned flags, int lock,
+	       bool verbose, fc_set **set, seapp_set **sa, struct policy_files *pf);
 /* ---- tree.c ---- */
 /* Labels (or checks) the live tree at dir with openat/fstatat, never following a symlink. */
 int label_dir(const char *dir, const fc_set *set, const struct label_opts *o,
