@@ -587,12 +587,13 @@ static int load_policies(struct imgcmd *c)
 	} else if (!(c->set = load_policy(c->cmd, &c->files, c->flags | FC_NO_DUPS))) {
 		return EXIT_USAGE;
 	}
-	/* --policy: every context checked before the image (or a report) is opened */
-	if (c->sepolicy && (status = policy_check(c->cmd, c->sepolicy, c->set)) != EXIT_OK)
-		return status;
 	/* Android's app data rules: every file they name is read before the image is opened */
 	if (c->seapp.n && !(c->sa = load_seapp(c->cmd, &c->seapp)))
 		return EXIT_USAGE;
+	/* --policy: every context (and seapp_contexts' types, domains and levels) checked before
+	 * the image (or a report) is opened */
+	if (c->sepolicy && (status = policy_check(c->cmd, c->sepolicy, c->set, c->sa)) != EXIT_OK)
+		return status;
 	if (c->from_seapp.n && !(c->old_sa = load_seapp(c->cmd, &c->from_seapp)))
 		return EXIT_USAGE;
 	if (c->packages && !(c->pkgs = load_packages(c->cmd, c->packages, NULL, 0)))
