@@ -535,8 +535,12 @@ static void covered(const fc_set *set, char *out, size_t n)
 			continue;
 		while (c < len && p[c] != '/')
 			c++;
-		if (c == len || c >= sizeof(v->name))
-			continue; /* a file of the root, or a stem that may go on in its component */
+		/* a directory: the stem goes on below it, or the regex does ("/data(/.*)?"); not a
+		 * file of the root, nor a stem that may go on within its component ("/init\..*") */
+		const char *re = fc_spec_at(set, i)->regex;
+		bool dir = c < len || (!strncmp(re, p, len) && !strncmp(re + len, "(/", 2));
+		if (!dir || c >= sizeof(v->name))
+			continue;
 		for (j = 0; j < nv && (strlen(v[j].name) != c || memcmp(v[j].name, p, c)); j++)
 			;
 		if (j == nv && nv < MOST)
@@ -762,7 +766,7 @@ static void print_outcome(const struct imgcmd *c, const struct label_stats *st, 
 		return;
 	if (out == OUT_NOTHING)
 		fprintf(sum, "nothing was written: %s is as it was; run again\n",
-			c->ip.output ? "the output" : "the image");
+			c->tree ? "the tree" : c->ip.output ? "the output" : "the image");
 	else if (out == OUT_PARTIAL)
 		fprintf(sum, "the %lu label(s) written before it stay (each whole); run again to "
 			"finish\n", st->changed);
