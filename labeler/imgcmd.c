@@ -805,7 +805,7 @@ static void print_summary(const struct imgcmd *c, const struct label_stats *st, 
 			st->digests_written, st->digests_unchanged, st->digests_withheld);
 	else if (c->o.digests)
 		fprintf(sum, "fclabel %s: digests: %s %lu, unchanged %lu, withheld %lu (a label at or "
-			"below them is not right)\n", c->cmd,
+			"below them is left to the device, or not right)\n", c->cmd,
 			c->o.mode == LM_DRYRUN ? "would write" : out == OUT_NOTHING ? "not written"
 			: "written", st->digests_written, st->digests_unchanged, st->digests_withheld);
 	print_outcome(c, st, out, sum);

@@ -159,10 +159,10 @@ rl_case() {
 		[ "$_rc" -eq 1 ] && cmp -s "$_d/verify.list" "$_d/except.sorted" ||
 			bad "$_n: relabel --verify: exit $_rc (want 1), listed $(tr '\n' ' ' <"$_d/verify.list") (want exactly $(tr '\n' ' ' <"$_d/except.sorted"))"
 	fi
-	rl_counts "$_d/relabel.out"
+	rl_counts "$_d/relabel.err"
 	[ -n "$RL_ENTERED" ] && [ -n "$RL_SKIPPED" ] ||
-		bad "$_n: no 'directories entered N, skipped M' line: $(cat "$_d/relabel.out")"
-	RL_CHANGED=$(rl_summary "$_d/relabel.out" changed)
+		bad "$_n: no 'directories entered N, skipped M' line: $(cat "$_d/relabel.err")"
+	RL_CHANGED=$(rl_summary "$_d/relabel.err" changed)
 
 	rl_label "$_d/full.img" "$_to" "$_mp" "$_d/full.out"
 	rl_dump "$_d/relabel.img" "$_man" "$_d/relabel.dump" &
