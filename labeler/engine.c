@@ -703,6 +703,9 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 			st->nospace > 10 ? "the first 10 are named above" : "named above");
 	if (r.x)
 		xattr_stats(r.x, &st->ea_allocated, &st->ea_shared, &st->claims_seconds);
+	char refusal[512] = "";
+	if (rc == LABEL_REFUSED) /* (the reason lives in r.x) */
+		snprintf(refusal, sizeof(refusal), "%s", xattr_strerror(r.x, XATTR_E_CLAIMS));
 	xattr_free(r.x);
 	free(r.suspect);
 	free(r.ds);
@@ -720,8 +723,7 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 		st->errors++;
 	} else if (rc == LABEL_REFUSED) {
 		fprintf(stderr, "fclabel %s: %s: refusing to write to it: %s; stopped (run e2fsck "
-			"-f first; fclabel-label(1) says what is checked)\n", o->cmd, name,
-			xattr_strerror(r.x, XATTR_E_CLAIMS));
+			"-f first; fclabel-label(1) says what is checked)\n", o->cmd, name, refusal);
 		st->errors++;
 	} else if (rc) {
 		fprintf(stderr, "fclabel %s: %s: the walk stopped: %s\n", o->cmd, name,

@@ -777,6 +777,7 @@ static void print_outcome(const struct imgcmd *c, const struct label_stats *st, 
 static void print_summary(const struct imgcmd *c, const struct label_stats *st, enum outcome out)
 {
 	FILE *sum = stderr; /* stdout carries data: the check list, -v, the report with --json - */
+	fflush(stdout);     /* (its lines whole before the summary, when both go to one file) */
 	char links[64] = "";
 	if (st->links)
 		snprintf(links, sizeof(links), ", hard links %lu", st->links);

@@ -94,10 +94,10 @@ else
 	bad "A: digests differ (< got, > want):"
 	diff "$A/digests.got" "$A/digests.want" | head -n 8
 fi
-grep -q 'digests: written [1-9][0-9]*, unchanged 0, withheld 0' "$A/label.out" &&
-	ok "A: digests written, none withheld" || bad "A: digest summary: $(grep digests "$A/label.out")"
-grep -q ' 0 package directories not in packages.list, 0 whose seapp lookup fails' "$A/label.out" &&
-	ok "A: every package known" || bad "A: summary: $(grep 'app data' "$A/label.out")"
+grep -q 'digests: written [1-9][0-9]*, unchanged 0, withheld 0' "$A/label.err" &&
+	ok "A: digests written, none withheld" || bad "A: digest summary: $(grep digests "$A/label.err")"
+grep -q ' 0 package directories not in packages.list, 0 whose seapp lookup fails' "$A/label.err" &&
+	ok "A: every package known" || bad "A: summary: $(grep 'app data' "$A/label.err")"
 fsck_clean "$A/img" "A"
 s1=$(sum "$A/img")
 "$FCLABEL" label "$A/img" -a /data -S "$FC" --seapp "$SEAPP" --digests >"$A/label2.out" 2>&1
@@ -143,9 +143,9 @@ expect_eq "B: label exit (left alone is no error)" "$?" 0
 rl_dump "$B/img" "$B/manifest" "$B/got.dump"
 rl_cmp "$B/got.dump" "$B/want.dump" 10 && ok "B: labels as expected, unknown packages left as they are" ||
 	bad "B: labels differ"
-grep -q ' 8 package directories not in packages.list, 2 whose seapp lookup fails' "$B/label.out" &&
+grep -q ' 8 package directories not in packages.list, 2 whose seapp lookup fails' "$B/label.err" &&
 	ok "B: 8 unknown package directories and 2 failed lookups counted" ||
-	bad "B: summary: $(grep 'app data' "$B/label.out")"
+	bad "B: summary: $(grep 'app data' "$B/label.err")"
 expect_eq "B: -v names each package directory left as it is" \
 	"$(grep -c '^left as it is: /data/.*com\.example\.\(uninstalled\|gone\|nameless\)' "$B/label.out")" 10
 expect_eq "B: --json: unknown-package events" "$(grep -c '"event": "unknown-package"' "$B/label.json")" 8
@@ -160,8 +160,8 @@ else
 	bad "B: digests differ (< got, > want):"
 	diff "$B/digests.got" "$B/digests.want" | head -n 8
 fi
-grep -q "withheld $nw " "$B/label.out" && ok "B: $nw digests withheld, and counted" ||
-	bad "B: $(grep digests "$B/label.out")"
+grep -q "withheld $nw " "$B/label.err" && ok "B: $nw digests withheld, and counted" ||
+	bad "B: $(grep digests "$B/label.err")"
 fsck_clean "$B/img" "B (128-byte inodes)"
 s1=$(sum "$B/img")
 "$FCLABEL" label "$B/img" -a /data -S "$FC" --seapp "$SEAPP" --digests >"$B/label2.out" 2>&1
@@ -360,7 +360,14 @@ s2=$(sum "$G/img2")
 [ "$?" -eq 2 ] && grep -q "img2:/system/packages.list:$(wc -l <"$G/pl"): " "$G/e" &&
 	ok "the image's packages.list malformed: exit 2, $(cat "$G/e")" || bad "malformed image packages.list: $(cat "$G/e")"
 expect_eq "bad input wrote nothing" "$(sum "$G/img")$(sum "$G/img2")" "$s0$s2"
-"$FCLABEL" label "$G/img" -a /vendor -S "$FC" --seapp "$SEAPP" >"$G/o" 2>"$G/e"
+# (a mount point no spec matches is refused first, exit 1; one the specs cover but that does not
+# hold /data/system/packages.list asks for --packages, exit 2)
+printf '/vendor(/.*)?\tu:object_r:vendor_file:s0\n' >"$G/vfc"
+cat "$FC" >>"$G/vfc"
+"$FCLABEL" label "$G/img" -a /vendor -S "$G/vfc" --seapp "$SEAPP" >"$G/o" 2>"$G/e"
 [ "$?" -eq 2 ] && grep -q 'give --packages' "$G/e" && ok "mounted elsewhere than /data: --packages asked for" ||
 	bad "-a /vendor --seapp: $(cat "$G/e")"
+"$FCLABEL" label "$G/img" -a /vendor -S "$FC" --seapp "$SEAPP" >"$G/o" 2>"$G/e"
+[ "$?" -eq 1 ] && grep -q 'no spec matches /vendor' "$G/e" && ok "-a /vendor that no spec matches: exit 1, said" ||
+	bad "-a /vendor that no spec matches: $(cat "$G/e")"
 finish
