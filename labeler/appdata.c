@@ -38,11 +38,24 @@ struct pkgdir {
 	bool sandbox_ctx_ok;
 };
 
+/* A package's answers for one uid: a package has a directory in each of CE and DE storage for
+ * each user (and SDK sandbox ones), all with the same answer for a uid. */
+struct answer {
+	const struct pkg_entry *pkg; /* NULL: a free slot */
+	uint32_t uid;
+	int err;
+	const char *why;
+	struct seapp_answer ans, old;
+	bool old_known;
+};
+
 struct appdata {
 	const seapp_set *seapp, *old;
 	const pkg_list *pkgs;
 	const fc_set *set;
 	struct pkgdir cur;
+	struct answer *answers; /* open addressing; mask + 1 slots */
+	size_t nanswers, mask;
 };
 
 struct appdata *appdata_new(const seapp_set *seapp, const seapp_set *old, const pkg_list *pkgs,
@@ -60,8 +73,10 @@ struct appdata *appdata_new(const seapp_set *seapp, const seapp_set *old, const 
 
 void appdata_free(struct appdata *ad)
 {
-	if (ad)
+	if (ad) {
 		free(ad->cur.prefix);
+		free(ad->answers);
+	}
 	free(ad);
 }
 
@@ -93,6 +108,62 @@ static int lookup(const seapp_set *s, const struct pkg_entry *pkg, const struct 
 	if (rc)
 		*why = ans->why;
 	return rc;
+}
+
+static size_t answer_hash(const struct pkg_entry *pkg, uint32_t uid, size_t mask)
+{
+	return (size_t)((((uintptr_t)pkg >> 4) ^ uid * 2654435761u) * 0x9e3779b97f4a7c15ull >> 20) &
+	       mask;
+}
+
+/* The slot of (pkg, uid): its answers, or a free slot to fill; NULL when out of memory. */
+static struct answer *answer_slot(struct appdata *ad, const struct pkg_entry *pkg, uint32_t uid)
+{
+	if (ad->nanswers * 2 >= ad->mask) {
+		size_t nm = ad->mask ? ad->mask * 2 + 1 : 255;
+		struct answer *na = calloc(nm + 1, sizeof(*na));
+		if (!na)
+			return NULL;
+		for (size_t i = 0; ad->answers && i <= ad->mask; i++) {
+			if (!ad->answers[i].pkg)
+				continue;
+			size_t b = answer_hash(ad->answers[i].pkg, ad->answers[i].uid, nm);
+			while (na[b].pkg)
+				b = (b + 1) & nm;
+			na[b] = ad->answers[i];
+		}
+		free(ad->answers);
+		ad->answers = na;
+		ad->mask = nm;
+	}
+	size_t b = answer_hash(pkg, uid, ad->mask);
+	while (ad->answers[b].pkg && (ad->answers[b].pkg != pkg || ad->answers[b].uid != uid))
+		b = (b + 1) & ad->mask;
+	return &ad->answers[b];
+}
+
+/* The lookups of the package directory c is at (uid worked out), from the cache or made. */
+static int pkg_answers(struct appdata *ad, struct pkgdir *c, const struct seapp_path *sp)
+{
+	struct answer *a = answer_slot(ad, c->pkg, c->uid);
+	if (!a)
+		return ENOMEM;
+	if (!a->pkg) {
+		uint32_t uid;
+		const char *oldwhy;
+		a->pkg = c->pkg;
+		a->uid = c->uid;
+		a->err = lookup(ad->seapp, c->pkg, sp, &a->ans, &uid, &a->why);
+		a->old_known = !a->err && ad->old &&
+			       !lookup(ad->old, c->pkg, sp, &a->old, &uid, &oldwhy);
+		ad->nanswers++;
+	}
+	c->err = a->err;
+	c->why = a->why;
+	c->ans = a->ans;
+	c->old = a->old;
+	c->old_known = a->old_known;
+	return 0;
 }
 
 /* The sdksandbox directory's label, for the package directory below it. */
@@ -135,14 +206,16 @@ static int enter_pkgdir(struct appdata *ad, const char *path, const struct seapp
 	}
 	c->kind = AD_LABEL;
 	c->user = sp->user;
-	if ((c->err = lookup(ad->seapp, c->pkg, sp, &c->ans, &c->uid, &c->why))) {
+	if ((c->err = pkg_uid(c->pkg, sp, &c->uid, &c->why))) {
 		c->kind = AD_FAILED;
 		return 0;
 	}
-	uint32_t olduid;
-	const char *oldwhy;
-	if (ad->old && !lookup(ad->old, c->pkg, sp, &c->old, &olduid, &oldwhy))
-		c->old_known = true;
+	if (pkg_answers(ad, c, sp))
+		return ENOMEM;
+	if (c->err) {
+		c->kind = AD_FAILED;
+		return 0;
+	}
 	if (sp->sdk_sandbox)
 		sandbox_label(ad, path, (size_t)(sp->pkg - path));
 	return 0;
