@@ -574,10 +574,16 @@ static int visit_as_device(struct run *r, const struct label_file *f, const stru
 	return 0;
 }
 
+volatile sig_atomic_t label_stop_signal;
+
 /* One file, from either walk: e is the image's entry, NULL on a live tree (r->src). */
 static int visit_file(struct run *r, const struct label_file *f, const struct walk_entry *e)
 {
 	const struct label_opts *o = r->o;
+
+	/* SIGINT or SIGTERM, or an I/O error of the image: the walk stops here */
+	if (label_stop_signal || (r->img && imgfmt_io_error()))
+		return -1;
 
 	r->entry_wrong = false;
 	r->entry_verified = false;
@@ -668,6 +674,18 @@ static void free_links(struct run *r)
 	r->nlinks = r->linkmask = 0;
 }
 
+/* The walk's outcome, once it has returned: a stop asked for by a signal, or made by an I/O
+ * error of the image, overrides what the walk made of it (an error returned from a visit). */
+static errcode_t stopped(struct run *r, errcode_t rc)
+{
+	rpt_clear(r);
+	if (label_stop_signal)
+		return LABEL_INTERRUPTED;
+	if (r->img && imgfmt_io_error())
+		return LABEL_IO_FAILED;
+	return rc;
+}
+
 /* An image (img), or a live tree (src). */
 static int label_any(struct image *img, const struct label_src *src, const fc_set *set,
 		     const struct label_opts *o, struct label_stats *st)
@@ -688,7 +706,7 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 		return -1;
 	}
 	if (o->json)
-		fputs("{\n  \"events\": [", o->json);
+		fputs("  \"events\": [", o->json);
 	if (o->strict && o->mode == LM_LABEL) {
 		/* first pass: conflicts are an error before anything is written */
 		r.collect_only = true;
@@ -703,7 +721,7 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 			st->conflicts = conflicts;
 			xattr_free(r.x);
 			if (o->json)
-				fprintf(o->json, "\n  ],\n  \"aborted\": \"%s\"\n}\n",
+				fprintf(o->json, "\n  ],\n  \"aborted\": \"%s\"",
 					rc ? "walk failed" : "hard link conflicts under --strict");
 			return -1;
 		}
@@ -712,8 +730,7 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 		r.ndev = 0;
 		r.start = rpt_now();
 	}
-	rc = walk_any(&r, &ws);
-	rpt_clear(&r);
+	rc = stopped(&r, walk_any(&r, &ws));
 	if (!rc && r.need_full) {
 		struct label_opts full = *o;
 		struct label_stats first = *st;
@@ -724,8 +741,7 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 		memset(st, 0, sizeof(*st));
 		r.o = &full;
 		r.need_full = false;
-		rc = walk_any(&r, &ws);
-		rpt_clear(&r);
+		rc = stopped(&r, walk_any(&r, &ws));
 		st->changed += first.changed;
 		st->unchanged -= st->unchanged >= first.changed ? first.changed : 0;
 		st->dirs_skipped = 0;
@@ -754,7 +770,13 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 	free(r.dev);
 	free_links(&r);
 	st->seconds = rpt_now() - r.start;
-	if (rc) {
+	st->total = r.total;
+	if (rc == LABEL_INTERRUPTED) {
+		st->interrupted = true;
+	} else if (rc == LABEL_IO_FAILED) {
+		fprintf(stderr, "fclabel %s: %s; stopped\n", o->cmd, imgfmt_io_error());
+		st->errors++;
+	} else if (rc) {
 		fprintf(stderr, "fclabel %s: %s: the walk stopped: %s\n", o->cmd, name,
 			error_message(rc));
 		st->errors++;
@@ -771,7 +793,7 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 			"\"warnings\": %lu, \"ea_blocks_allocated\": %lu, \"ea_block_shares\": %lu, "
 			"\"dirs_entered\": %lu, \"dirs_skipped\": %lu, \"encrypted_dirs\": %lu,\n  "
 			"\"unknown_packages\": %lu, \"seapp_failed\": %lu, \"digests_%s\": %lu, "
-			"\"digests_unchanged\": %lu, \"digests_withheld\": %lu, \"seconds\": %.3f\n}\n",
+			"\"digests_unchanged\": %lu, \"digests_withheld\": %lu, \"seconds\": %.3f",
 			o->mode == LM_LABEL ? "label" : o->mode == LM_DRYRUN ? "dry-run" : "check",
 			st->scanned, st->changed, st->unchanged, st->nolabel, st->conflicts,
 			st->errors, st->warnings, st->ea_allocated, st->ea_shared, st->dirs,

@@ -56,6 +56,11 @@ struct dstate {
 	bool verified; /* relabel: the last run left it right (dig_verified) */
 };
 
+/* label_any's walk stopped: by SIGINT/SIGTERM, or at an I/O error of the image (not errno
+ * values, nor libext2fs's codes). */
+#define LABEL_INTERRUPTED ((errcode_t)-2)
+#define LABEL_IO_FAILED ((errcode_t)-3)
+
 /* report.c */
 double rpt_now(void);
 /* A JSON string; file names are bytes: valid UTF-8 passes, any other byte 0xXX becomes the

@@ -47,8 +47,12 @@ bool image_is_labeled(struct image *img);
  * NUL-terminated malloc'd *buf. Returns 0 or an errcode_t. */
 errcode_t img_read_file(struct image *img, const char *path, char **buf, size_t *len,
 			size_t max);
-/* Flushes and closes; returns 0 or prints why. */
+/* Flushes and closes; returns 0, or -1 after printing why (the result was not written: a copy
+ * left the image as it was; in place, what was written before the failure may be there). */
 int img_close(struct image *img, const char *cmd);
+/* Whether the image is written whole or not at all (a copy renamed over it, a sparse image):
+ * after a failure it is as it was. */
+bool img_whole_or_nothing(const struct image *img);
 
 /* ---- xattr.c ---- */
 struct xattr_ctx;
@@ -175,8 +179,13 @@ struct label_stats {
 	unsigned long pkgs_right, pkgs_wrong; /* package directories whose own label is right (not
 					       * entered), and wrong (relabeled whole) */
 	unsigned long kept;                /* labels left as they are: no device walk sets them */
+	unsigned long total;               /* about how many files there are (progress) */
+	bool interrupted;                  /* stopped by SIGINT or SIGTERM */
 	double seconds;
 };
+/* Set by the SIGINT/SIGTERM handler (the signal's number): walks stop at the next file. */
+#include <signal.h>
+extern volatile sig_atomic_t label_stop_signal;
 /* Labels (or checks) every file of the open image. Returns 0 when the walk completed. */
 int label_tree(struct image *img, const fc_set *set, const struct label_opts *o,
 	       struct label_stats *st);
