@@ -84,7 +84,7 @@ static bool io_all(int fd, void *buf, size_t n, uint64_t off, bool write)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r == 0)
-			errno = write ? ENOSPC : EIO; /* (a short read: the file ends early) */
+			errno = write ? ENOSPC : 0; /* (a read: the file ends early) */
 		if (r <= 0)
 			return false;
 		p += r;
@@ -440,6 +440,13 @@ static errcode_t put_block(struct imgcopy *s, uint64_t blk, const char *data)
 	return 0;
 }
 
+/* A failed read of a file of ours: what the system said (EIO is not a block outside the image,
+ * which is EXT2_ET_SHORT_READ). */
+static errcode_t read_error(void)
+{
+	return errno && errno != EINTR ? errno : EXT2_ET_SHORT_READ;
+}
+
 /* One sparse block, as the image has it now. */
 errcode_t ic_get_block(struct imgcopy *s, uint64_t blk, char *dst)
 {
@@ -450,15 +457,15 @@ errcode_t ic_get_block(struct imgcopy *s, uint64_t blk, char *dst)
 	long slot = ov_find(s, blk);
 	uint64_t off;
 	if (slot == (long)DIRECT && raw_offset(s, blk, &off))
-		return ic_pread_all(s->tfd, dst, s->blksz, off) ? 0 : EXT2_ET_SHORT_READ;
+		return ic_pread_all(s->tfd, dst, s->blksz, off) ? 0 : read_error();
 	if (slot >= 0)
-		return ic_pread_all(s->ofd, dst, s->blksz, (uint64_t)slot * s->blksz) ? 0 : EXT2_ET_SHORT_READ;
+		return ic_pread_all(s->ofd, dst, s->blksz, (uint64_t)slot * s->blksz) ? 0 : read_error();
 	struct chunk *c = ic_find_chunk(s, blk);
 	if (!c)
 		return EXT2_ET_SHORT_READ;
 	if (c->type == CT_RAW)
 		return ic_pread_all(s->fd, dst, s->blksz, c->off + (blk - c->start) * s->blksz)
-			       ? 0 : EXT2_ET_SHORT_READ;
+			       ? 0 : read_error();
 	ic_fill_block(dst, s->blksz, c->type == CT_FILL ? c->fill : 0);
 	return 0;
 }
@@ -493,7 +500,7 @@ static errcode_t rw_bytes(struct imgcopy *s, uint64_t off, size_t len, void *rbu
 				while (k < most && blk + k < c->start + c->nblk && !ic_changed(s, blk + k))
 					k++;
 				if (!ic_pread_all(s->fd, rbuf, k * s->blksz, c->off + (blk - c->start) * s->blksz))
-					return EXT2_ET_SHORT_READ;
+					return read_error();
 				rbuf = (char *)rbuf + k * s->blksz;
 				off += k * s->blksz;
 				len -= k * s->blksz;

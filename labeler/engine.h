@@ -34,6 +34,7 @@ struct run {
 	size_t nds, capds;
 	bool entry_wrong;        /* something at the entry being visited is not right */
 	bool entry_verified;     /* relabel --digests: the entry's subtree was left right (prunable) */
+	bool refused;            /* no block may be taken from the image: the walk stops */
 	char want[4096];         /* an app data label being made */
 	/* --as-device (device.c) */
 	unsigned char *dev;      /* what each directory being walked hands its entries (DEV_*) */
@@ -60,6 +61,9 @@ struct dstate {
  * values, nor libext2fs's codes). */
 #define LABEL_INTERRUPTED ((errcode_t)-2)
 #define LABEL_IO_FAILED ((errcode_t)-3)
+#define LABEL_REFUSED ((errcode_t)-4) /* the image's block claims: see xattr_strerror */
+/* Whether a write's error refuses the image (no block may be taken from it): the walk stops. */
+bool label_image_refused(struct run *r, errcode_t rc);
 
 /* report.c */
 double rpt_now(void);

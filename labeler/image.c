@@ -76,9 +76,9 @@ static const char *no_room_for_copy(const char *name, const char *out, char *why
 		res = why;
 	} else if (statvfs(dir, &vfs) == 0 &&
 		   (unsigned long long)vfs.f_bavail * vfs.f_frsize < (unsigned long long)st.st_blocks * 512) {
-		snprintf(why, len, "%s has %llu MiB free, the copy needs %llu MiB", dir,
-			 (unsigned long long)vfs.f_bavail * vfs.f_frsize >> 20,
-			 (unsigned long long)st.st_blocks * 512 >> 20);
+		snprintf(why, len, "%s has %llu KiB free, the copy needs %llu KiB", dir,
+			 (unsigned long long)vfs.f_bavail * vfs.f_frsize >> 10,
+			 (unsigned long long)st.st_blocks * 512 >> 10);
 		res = why;
 	}
 	free(d);
