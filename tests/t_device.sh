@@ -18,7 +18,9 @@
 #  (d) on a never-labeled image --as-device equals the full label (--seapp --digests) byte for
 #      byte, with 256-byte inodes, and with 128-byte ones and unknown packages;
 #  (e) usage errors (exit 2, nothing written);
-#  (f) a mounted tree (root and loop devices): (a) and (b) again, the same labels and digests.
+#  (f) the policy taken from a device tree (--android-root): (a) and (b) again, the same images;
+#  (g) a mounted tree (root and loop devices): (a) and (b) again, the same labels and digests.
+# A run that writes nothing does not sync the image either (FCLABEL_FAULT=count).
 . "$TOP/tests/imglib.sh"
 . "$TOP/tests/relabellib.sh"
 rl_need
@@ -103,6 +105,10 @@ expect_eq "(a) /data skipped by its digest (and nothing else walked by init)" \
 	"$(jpaths a.json skipped-by-digest | tr '\n' ' ')$(jnum a.json dirs_skipped_by_digest)" "/ 1"
 expect_eq "(a) every package directory found right, none entered" \
 	"$(jnum a.json packages_right) $(jnum a.json packages_wrong)" "$npkg 0"
+# nothing written, so nothing to wait for: no write and no sync of the image (tracked.c counts)
+FCLABEL_FAULT=count "$FCLABEL" label a.img -a /data -S "$FC" --seapp "$SEAPP" --as-device 2>&1 >/dev/null |
+	sed -n 's/^fclabel: I\/O counts: //p' >a.io
+expect_match "(a) no write, no sync: $(cat a.io)" "$(cat a.io)" "read=[1-9]* write=0 flush=0 *"
 "$FCLABEL" check a.img -a /data -S "$FC" --seapp "$SEAPP" --as-device >a.check 2>a.check.err
 expect_eq "(a) check --as-device: exit 0, nothing listed" "$?:$(cat a.check)" "0:"
 # the full label is what strips them
@@ -159,6 +165,10 @@ fi
 nb=$(awk -F'\t' 'index($2, "/local/") == 1' "$M" | wc -l)
 expect_eq "(b) visited: what (a) visited and the $nb entries below /data/local" \
 	"$(jnum b.json scanned)" "$(($(jnum a.json scanned) + nb))"
+cp --sparse=always B0.img bio.img
+FCLABEL_FAULT=count "$FCLABEL" label bio.img -a /data -S fc2 --seapp "$SEAPP" --as-device 2>&1 >/dev/null |
+	sed -n 's/^fclabel: I\/O counts: //p' >b.io
+expect_match "(b) what was written is synced: $(cat b.io)" "$(cat b.io)" "read=* write=[1-9]* flush=[1-9]*"
 cp --sparse=always B0.img bs.img
 "$FCLABEL" label bs.img -a /data -S fc2 --seapp "$SEAPP" --as-device --strict >bs.out 2>&1
 cmp -s bs.img b.img && ok "(b) --strict: the same image" || bad "(b) --strict gives another image"
@@ -222,27 +232,42 @@ usage "--ignore-digests alone" "goes with --as-device" "$FCLABEL" label e.img -a
 usage "relabel --as-device" "for label and check" "$FCLABEL" relabel e.img -a /data --from "$FC" --to "$FC" --seapp "$SEAPP" --as-device
 expect_eq "(e) nothing written" "$(sum e.img)" "$s0"
 
-# ---- (f) a mounted tree -----------------------------------------------------------------------------------
+# ---- (f) the policy found as the device finds it (--android-root) ----------------------------------------
+mkdir -p ar/system/etc/selinux ar/vendor/etc/selinux
+cp "$FC" ar/system/etc/selinux/plat_file_contexts
+cp "$SEAPP" ar/system/etc/selinux/plat_seapp_contexts
+printf '/vendor(/.*)?\tu:object_r:vendor_file:s0\n' >ar/vendor/etc/selinux/vendor_file_contexts
+cp --sparse=always A0.img g.img
+"$FCLABEL" label g.img -a /data --android-root ar --as-device >g.out 2>&1
+expect_eq "(f) --android-root ROOT --as-device, the same policy: exit 0, the image as it was" \
+	"$?:$(sum g.img)" "0:$(sum A0.img)"
+cp fc2 ar/system/etc/selinux/plat_file_contexts
+cp --sparse=always B0.img g2.img
+"$FCLABEL" label g2.img -a /data --android-root ar --as-device >g2.out 2>&1
+cmp -s g2.img b.img && ok "(f) --android-root, the edited policy: the image of (b)" ||
+	bad "(f) --android-root with the edited policy differs from (b): $(tail -n 3 g2.out | tr '\n' '|')"
+
+# ---- (g) a mounted tree -----------------------------------------------------------------------------------
 mkdir -p m
 cp --sparse=always A0.img fa.img
 if [ "$(id -u)" = 0 ] && mount -o loop fa.img m 2>mount.err; then
 	"$FCLABEL" label m -a /data -S "$FC" --seapp "$SEAPP" --as-device --json fa.json >fa.out 2>&1
 	rc=$?
 	umount m
-	expect_eq "(f) label DIR --as-device exit" "$rc" 0
+	expect_eq "(g) label DIR --as-device exit" "$rc" 0
 	rl_dump fa.img "$M" fa.dump
-	expect_eq "(f) the same policy: nothing changed" "$(jnum fa.json changed):$(differ A0.dump fa.dump)" "0:"
+	expect_eq "(g) the same policy: nothing changed" "$(jnum fa.json changed):$(differ A0.dump fa.dump)" "0:"
 	cp --sparse=always B0.img fb.img
 	mount -o loop fb.img m
 	"$FCLABEL" label m -a /data -S fc2 --seapp "$SEAPP" --as-device --json fb.json >fb.out 2>&1
 	rc=$?
 	umount m
-	expect_eq "(f) label DIR --as-device, the edited policy, exit" "$rc" 0
+	expect_eq "(g) label DIR --as-device, the edited policy, exit" "$rc" 0
 	rl_dump fb.img "$M" fb.dump
 	rl_digests fb.img dirs fb.dig
-	cmp -s fb.dump b.dump && cmp -s fb.dig b.dig && ok "(f) the image's labels and digests" ||
-		bad "(f) the mounted tree differs from the image: $(differ fb.dump b.dump | head -n 3 | tr '\n' ' ') $(differ fb.dig b.dig | head -n 3 | tr '\n' ' ')"
+	cmp -s fb.dump b.dump && cmp -s fb.dig b.dig && ok "(g) the image's labels and digests" ||
+		bad "(g) the mounted tree differs from the image: $(differ fb.dump b.dump | head -n 3 | tr '\n' ' ') $(differ fb.dig b.dig | head -n 3 | tr '\n' ' ')"
 else
-	say "(f) cannot loop-mount an image here ($(head -n 1 mount.err 2>/dev/null)): live tree not run"
+	say "(g) cannot loop-mount an image here ($(head -n 1 mount.err 2>/dev/null)): live tree not run"
 fi
 finish
