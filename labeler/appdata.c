@@ -41,7 +41,7 @@ struct pkgdir {
 /* A package's answers for one uid: a package has a directory in each of CE and DE storage for
  * each user (and SDK sandbox ones), all with the same answer for a uid. */
 struct answer {
-	const struct pkg_entry *pkg; /* NULL: a free slot */
+	const struct pkg_entry *pkg;
 	uint32_t uid;
 	int err;
 	const char *why;
@@ -54,8 +54,10 @@ struct appdata {
 	const pkg_list *pkgs;
 	const fc_set *set;
 	struct pkgdir cur;
-	struct answer *answers; /* open addressing; mask + 1 slots */
-	size_t nanswers, mask;
+	struct answer *answers; /* in the order found */
+	size_t nanswers, capanswers;
+	uint32_t *slots;        /* open addressing, mask + 1 slots: 1 + an index in answers, 0 free */
+	size_t mask;
 };
 
 struct appdata *appdata_new(const seapp_set *seapp, const seapp_set *old, const pkg_list *pkgs,
@@ -76,6 +78,7 @@ void appdata_free(struct appdata *ad)
 	if (ad) {
 		free(ad->cur.prefix);
 		free(ad->answers);
+		free(ad->slots);
 	}
 	free(ad);
 }
@@ -116,30 +119,43 @@ static size_t answer_hash(const struct pkg_entry *pkg, uint32_t uid, size_t mask
 	       mask;
 }
 
-/* The slot of (pkg, uid): its answers, or a free slot to fill; NULL when out of memory. */
+/* The answers of (pkg, uid), found or made (pkg NULL: not yet looked up); NULL when out of
+ * memory. */
 static struct answer *answer_slot(struct appdata *ad, const struct pkg_entry *pkg, uint32_t uid)
 {
 	if (ad->nanswers * 2 >= ad->mask) {
 		size_t nm = ad->mask ? ad->mask * 2 + 1 : 255;
-		struct answer *na = calloc(nm + 1, sizeof(*na));
-		if (!na)
+		uint32_t *ns = calloc(nm + 1, sizeof(*ns));
+		if (!ns)
 			return NULL;
-		for (size_t i = 0; ad->answers && i <= ad->mask; i++) {
-			if (!ad->answers[i].pkg)
-				continue;
+		for (size_t i = 0; i < ad->nanswers; i++) {
 			size_t b = answer_hash(ad->answers[i].pkg, ad->answers[i].uid, nm);
-			while (na[b].pkg)
+			while (ns[b])
 				b = (b + 1) & nm;
-			na[b] = ad->answers[i];
+			ns[b] = (uint32_t)i + 1;
 		}
-		free(ad->answers);
-		ad->answers = na;
+		free(ad->slots);
+		ad->slots = ns;
 		ad->mask = nm;
 	}
 	size_t b = answer_hash(pkg, uid, ad->mask);
-	while (ad->answers[b].pkg && (ad->answers[b].pkg != pkg || ad->answers[b].uid != uid))
-		b = (b + 1) & ad->mask;
-	return &ad->answers[b];
+	for (; ad->slots[b]; b = (b + 1) & ad->mask) {
+		struct answer *a = &ad->answers[ad->slots[b] - 1];
+		if (a->pkg == pkg && a->uid == uid)
+			return a;
+	}
+	if (ad->nanswers == ad->capanswers) {
+		size_t c = ad->capanswers ? ad->capanswers * 2 : 64;
+		struct answer *na = realloc(ad->answers, c * sizeof(*na));
+		if (!na)
+			return NULL;
+		ad->answers = na;
+		ad->capanswers = c;
+	}
+	ad->slots[b] = (uint32_t)++ad->nanswers;
+	struct answer *a = &ad->answers[ad->nanswers - 1];
+	memset(a, 0, sizeof(*a));
+	return a;
 }
 
 /* The lookups of the package directory c is at (uid worked out), from the cache or made. */
@@ -156,7 +172,6 @@ static int pkg_answers(struct appdata *ad, struct pkgdir *c, const struct seapp_
 		a->err = lookup(ad->seapp, c->pkg, sp, &a->ans, &uid, &a->why);
 		a->old_known = !a->err && ad->old &&
 			       !lookup(ad->old, c->pkg, sp, &a->old, &uid, &oldwhy);
-		ad->nanswers++;
 	}
 	c->err = a->err;
 	c->why = a->why;

@@ -104,6 +104,8 @@ unsigned dev_below(const struct label_file *f, const struct dev_entry *d, bool d
 
 	if ((d->role & DEV_TREE) || ((d->role & DEV_LAZY) && differs))
 		return DEV_TREE; /* installd: everything below, app data rules throughout */
+	if (d->role & DEV_LAZY)
+		return 0; /* a package directory whose label is right: nothing below is looked at */
 	if (!d->matched) {
 		struct seapp_path sp;
 		if ((d->role & DEV_INIT) && (d->init & SEAPP_INIT_DESCENDS))
