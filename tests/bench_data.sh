@@ -108,18 +108,27 @@ cmp -s "$w" "$out/full.img" && same="the same image, byte for byte" ||
 echo "relabel / full                   : $(awk -v a="$r_s" -v b="$f_s" 'BEGIN { printf "%.3f (target < 0.10)", a / b }'); $same"
 
 # --as-device on the labeled image, the policy unchanged, against a full label of it: neither
-# writes, so both run on one copy, best of 10 each (a run of a few milliseconds is at the mercy
-# of whatever else the machine does)
-# again NAME CMD...: best of 10 runs of CMD
+# writes, so both run on one copy, best of 20 each (a run of about ten milliseconds is at the
+# mercy of whatever else the machine does)
+# again NAME CMD...: "EXIT SECONDS MAXRSS_KB", the best of 20 runs of CMD each timed from its
+# own start (no time(1) between: its start is a tenth of a run of a few milliseconds), then one
+# more under time(1) for the peak memory
 again() {
 	_name=$1
 	shift
-	: >"$out/$_name.t"
-	for _r in 1 2 3 4 5 6 7 8 9 10; do
-		measure "$@" >>"$out/$_name.t"
-		cp "$out/cmd.out" "$out/$_name.out"
-	done
-	sort -k2 -n "$out/$_name.t" | head -n 1
+	python3 -c '
+import subprocess, sys, time
+ts = []
+for _ in range(20):
+    with open(sys.argv[1], "w") as o, open(sys.argv[2], "w") as e:
+        t = time.perf_counter()
+        rc = subprocess.call(sys.argv[3:], stdout=o, stderr=e)
+        ts.append(time.perf_counter() - t)
+print(rc, "%.4f" % min(ts), end=" ")
+print(" ".join("%.4f" % t for t in ts), file=open(sys.argv[1] + ".t", "w"))' \
+		"$out/$_name.out" "$out/cmd.err" "$@"
+	/usr/bin/time -f %M -o "$out/time" "$@" >/dev/null 2>&1
+	tail -n 1 "$out/time"
 }
 cp --sparse=always "$out/labeled.img" "$w"
 sync
