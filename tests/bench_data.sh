@@ -72,7 +72,7 @@ best() {
 		cp --sparse=always "$_from" "$out/work.img"
 		sync
 		measure "$@" >>"$out/$_name.t"
-		cp "$out/cmd.out" "$out/$_name.out"
+		cat "$out/cmd.out" "$out/cmd.err" >"$out/$_name.out" # (the summary is on stderr)
 		_r=$((_r + 1))
 	done
 	sort -k2 -n "$out/$_name.t" | head -n 1
@@ -126,7 +126,7 @@ for _ in range(20):
         ts.append(time.perf_counter() - t)
 print(rc, "%.4f" % min(ts), end=" ")
 print(" ".join("%.4f" % t for t in ts), file=open(sys.argv[1] + ".t", "w"))' \
-		"$out/$_name.out" "$out/cmd.err" "$@"
+		"$out/$_name.out" "$out/$_name.out" "$@"
 	/usr/bin/time -f %M -o "$out/time" "$@" >/dev/null 2>&1
 	tail -n 1 "$out/time"
 }

@@ -110,7 +110,7 @@ while [ $r -le "$runs" ]; do
 				set -- $(run $s $state "$d")
 				echo "$2 $3 $4 $5 $1" >>"$out/$s.$state.$cache.t"
 				msg=""
-				case $s in fclabel*) msg=": $(tail -n 1 "$out/cmd.out")" ;; esac
+				case $s in fclabel*) msg=": $(grep scanned "$out/cmd.err" | tail -n 1)" ;; esac
 				[ "$1" = 0 ] || msg="$msg (exit $1: $(tail -n 1 "$out/cmd.err"))"
 				printf '  round %d %s %-5s %-24s %6s s (user %s, sys %s), peak %d MiB%s\n' \
 					$r $cache $state "$(name $s)" $2 $3 $4 $(($5 / 1024)) "$msg"
