@@ -126,7 +126,8 @@ for _ in range(20):
         ts.append(time.perf_counter() - t)
 print(rc, "%.4f" % min(ts), end=" ")
 print(" ".join("%.4f" % t for t in ts), file=open(sys.argv[1] + ".t", "w"))' \
-		"$out/$_name.out" "$out/$_name.out" "$@"
+		"$out/$_name.out" "$out/cmd.err" "$@"
+	cat "$out/cmd.err" >>"$out/$_name.out" # (the summary is on stderr)
 	/usr/bin/time -f %M -o "$out/time" "$@" >/dev/null 2>&1
 	tail -n 1 "$out/time"
 }
