@@ -4,6 +4,7 @@
 # make demo       run the main job on the bundled example
 # make bench      lookup benchmark against libselinux (bench-image, bench-relabel, bench-tree,
 #                 bench-data: see README)
+# make static-arm64, static-armhf   a static fclabel for a phone (mk/cross.mk)
 
 CC      ?= cc
 OPT     ?= -O2
@@ -54,6 +55,9 @@ seapp/libseapp.a: $(SA_OBJS)
 
 fclabel: $(LB_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a seapp/libseapp.a
 	$(CC) $(LDFLAGS) -o $@ $(LB_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a seapp/libseapp.a $(FC_LIBS) $(E2_LIBS) $(SEPOL_LIBS) -lz -lpthread
+
+# --version names the target the binary is for
+labeler/fclabel.o: CPPFLAGS += -DFCLABEL_TARGET='"$(shell $(CC) -dumpmachine)"'
 
 %.o: %.c $(wildcard fcontexts/*.h labeler/*.h imgfmt/*.h seapp/*.h)
 	$(CC) $(CPPFLAGS) -DFCLABEL_VERSION='"$(VERSION)"' $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
@@ -111,6 +115,8 @@ bench-data: deps
 	@sh tests/bench_data.sh
 
 include mk/fuzz.mk
+# make static-arm64, make static-armhf: fclabel for a phone, cross-compiled, fully static
+include mk/cross.mk
 # make install / uninstall (PREFIX, DESTDIR, BINDIR, MANDIR, LIBDIR ...), make static
 include mk/install.mk
 
