@@ -36,7 +36,7 @@ SA_SRCS  := $(wildcard seapp/*.c)
 SA_OBJS  := $(SA_SRCS:.c=.o)
 LB_SRCS  := $(wildcard labeler/*.c)
 LB_OBJS  := $(LB_SRCS:.c=.o)
-TEST_BINS := tests/oracle tests/fcbench tests/fcunit tests/seappunit tests/fcdigest
+TEST_BINS := tests/oracle tests/fcbench tests/fcunit tests/seappunit tests/fcdigest tests/nogetxattrat
 
 .PHONY: all deps check check-full demo bench bench-image bench-relabel bench-tree bench-data clean
 all: fclabel
@@ -80,6 +80,10 @@ tests/fcbench: tests/fcbench.c fcontexts/libfcontexts.a
 tests/treefloor: tests/treefloor.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< -lpthread
 
+# runs a command as on a kernel without getxattrat(2) (Linux < 6.13): t_nogetxattrat, bench-tree
+tests/nogetxattrat: tests/nogetxattrat.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $<
+
 # make check: every test once, against fclabel as built (minutes: before every commit);
 # make check-full: every test again under AddressSanitizer/UBSan too (what CI runs)
 check: deps
@@ -107,7 +111,7 @@ bench-relabel: deps
 	@sh tests/bench_relabel.sh
 
 bench-tree: deps
-	@$(MAKE) -s --no-print-directory fclabel tests/treefloor
+	@$(MAKE) -s --no-print-directory fclabel tests/treefloor tests/nogetxattrat
 	@sh tests/bench_tree.sh
 
 bench-data: deps
