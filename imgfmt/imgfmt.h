@@ -44,6 +44,20 @@ void imgfmt_set_output(const char *path);
 void imgfmt_set_sync(bool sync);
 /* After a failed run: close without writing anything. */
 void imgfmt_discard(io_channel channel);
+/*
+ * Every image is opened through this manager, around the one that reads its format (set just
+ * before ext2fs_open2, like undo_io's backing manager): it records the run's first I/O error
+ * and, for the test suite, fails the Nth I/O of a kind (FCLABEL_FAULT=KIND:N; see tracked.c).
+ */
+extern io_manager imgfmt_tracked_manager;
+void imgfmt_set_tracked_inner(io_manager inner);
+/* The channel below the tracked one (ch itself when it is not tracked). */
+io_channel imgfmt_inner_channel(io_channel ch);
+/* The run's first I/O error ("IMAGE: write of block N failed: ..."), or NULL when none. */
+const char *imgfmt_io_error(void);
+/* Whether FCLABEL_FAULT failed an operation in this run. */
+bool imgfmt_fault_fired(void);
+
 /* Why the last open failed, when it was the image format's fault (chunk and offset). */
 const char *imgfmt_error(void);
 

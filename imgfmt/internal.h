@@ -79,6 +79,14 @@ struct imgcopy {
 	errcode_t copy_rc;
 };
 
+/* tracked.c: the I/O kinds FCLABEL_FAULT counts and fails (EIO from the Nth of a kind); a
+ * non-zero return is the error to report instead of doing the operation. */
+enum imgfmt_io { IMGIO_READ, IMGIO_WRITE, IMGIO_FLUSH, IMGIO_FREAD, IMGIO_FWRITE, IMGIO_SYNC,
+		 IMGIO_RENAME, IMGIO_N };
+int imgfmt_fault(enum imgfmt_io kind);
+/* The first I/O error of the run, when it is not a channel operation's (which tracked.c sees). */
+void imgfmt_io_error_set(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* replace.c: what the formats use */
 errcode_t ic_fail(errcode_t rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 bool ic_pread_all(int fd, void *buf, size_t n, uint64_t off);

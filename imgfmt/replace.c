@@ -16,6 +16,7 @@
  * always the input copied, then patched.
  */
 #include <errno.h>
+#include <et/com_err.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <pthread.h>
@@ -73,10 +74,17 @@ errcode_t ic_fail(errcode_t rc, const char *fmt, ...)
 static bool io_all(int fd, void *buf, size_t n, uint64_t off, bool write)
 {
 	char *p = buf;
+	int e = imgfmt_fault(write ? IMGIO_FWRITE : IMGIO_FREAD);
+	if (e) {
+		errno = e;
+		return false;
+	}
 	while (n) {
 		ssize_t r = write ? pwrite(fd, p, n, (off_t)off) : pread(fd, p, n, (off_t)off);
 		if (r < 0 && errno == EINTR)
 			continue;
+		if (r == 0)
+			errno = write ? ENOSPC : 0; /* (a read: the file ends early) */
 		if (r <= 0)
 			return false;
 		p += r;
@@ -94,6 +102,37 @@ bool ic_pread_all(int fd, void *buf, size_t n, uint64_t off)
 bool ic_pwrite_all(int fd, const void *buf, size_t n, uint64_t off)
 {
 	return io_all(fd, (void *)buf, n, off, true);
+}
+
+/* fsync (or fdatasync), rename and ftruncate, each one an I/O FCLABEL_FAULT can fail. */
+static int ic_sync(int fd, bool data_only)
+{
+	int e = imgfmt_fault(IMGIO_SYNC);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return data_only ? fdatasync(fd) : fsync(fd);
+}
+
+static int ic_rename(const char *from, const char *to)
+{
+	int e = imgfmt_fault(IMGIO_RENAME);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return rename(from, to);
+}
+
+static int ic_truncate(int fd, uint64_t size)
+{
+	int e = imgfmt_fault(IMGIO_FWRITE);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return ftruncate(fd, (off_t)size);
 }
 
 void ic_fill_block(char *b, uint32_t blksz, uint32_t fill)
@@ -260,6 +299,11 @@ errcode_t ic_copy_range(int in, int out, uint64_t pos, uint64_t n, _Atomic uint6
 		ssize_t r = -1;
 		if (!buf) {
 			loff_t i = (loff_t)pos, o = (loff_t)pos;
+			int e = imgfmt_fault(IMGIO_FWRITE);
+			if (e) {
+				rc = e;
+				break;
+			}
 			r = copy_file_range(in, &i, out, &o, k, 0);
 		}
 		if (r <= 0) {
@@ -268,7 +312,7 @@ errcode_t ic_copy_range(int in, int out, uint64_t pos, uint64_t n, _Atomic uint6
 				break;
 			}
 			if (!ic_pread_all(in, buf, k, pos)) {
-				rc = EXT2_ET_SHORT_READ;
+				rc = errno ? errno : EXT2_ET_SHORT_READ;
 				break;
 			}
 			if (!ic_pwrite_all(out, buf, k, pos)) {
@@ -295,7 +339,7 @@ static errcode_t copy_fd(int in, int out, uint64_t n)
 static errcode_t copy_whole(struct imgcopy *s)
 {
 	uint64_t pos = 0, n = s->fsize;
-	if (ftruncate(s->tfd, (off_t)n) < 0)
+	if (ic_truncate(s->tfd, n) < 0)
 		return errno;
 	while (pos < n) {
 		off_t data = lseek(s->fd, (off_t)pos, SEEK_DATA), hole;
@@ -348,7 +392,7 @@ static void *copy_input(void *arg)
 {
 	struct imgcopy *s = arg;
 	errcode_t rc = copy_whole(s);
-	if (!rc && sync_result && fdatasync(s->tfd) < 0)
+	if (!rc && sync_result && ic_sync(s->tfd, true) < 0)
 		rc = errno;
 	s->copy_rc = rc;
 	return NULL;
@@ -396,6 +440,13 @@ static errcode_t put_block(struct imgcopy *s, uint64_t blk, const char *data)
 	return 0;
 }
 
+/* A failed read of a file of ours: what the system said (EIO is not a block outside the image,
+ * which is EXT2_ET_SHORT_READ). */
+static errcode_t read_error(void)
+{
+	return errno && errno != EINTR ? errno : EXT2_ET_SHORT_READ;
+}
+
 /* One sparse block, as the image has it now. */
 errcode_t ic_get_block(struct imgcopy *s, uint64_t blk, char *dst)
 {
@@ -406,15 +457,15 @@ errcode_t ic_get_block(struct imgcopy *s, uint64_t blk, char *dst)
 	int64_t slot = ov_find(s, blk);
 	uint64_t off;
 	if (slot == (int64_t)DIRECT && raw_offset(s, blk, &off))
-		return ic_pread_all(s->tfd, dst, s->blksz, off) ? 0 : EXT2_ET_SHORT_READ;
+		return ic_pread_all(s->tfd, dst, s->blksz, off) ? 0 : read_error();
 	if (slot >= 0)
-		return ic_pread_all(s->ofd, dst, s->blksz, (uint64_t)slot * s->blksz) ? 0 : EXT2_ET_SHORT_READ;
+		return ic_pread_all(s->ofd, dst, s->blksz, (uint64_t)slot * s->blksz) ? 0 : read_error();
 	struct chunk *c = ic_find_chunk(s, blk);
 	if (!c)
 		return EXT2_ET_SHORT_READ;
 	if (c->type == CT_RAW)
 		return ic_pread_all(s->fd, dst, s->blksz, c->off + (blk - c->start) * s->blksz)
-			       ? 0 : EXT2_ET_SHORT_READ;
+			       ? 0 : read_error();
 	ic_fill_block(dst, s->blksz, c->type == CT_FILL ? c->fill : 0);
 	return 0;
 }
@@ -449,7 +500,7 @@ static errcode_t rw_bytes(struct imgcopy *s, uint64_t off, size_t len, void *rbu
 				while (k < most && blk + k < c->start + c->nblk && !ic_changed(s, blk + k))
 					k++;
 				if (!ic_pread_all(s->fd, rbuf, k * s->blksz, c->off + (blk - c->start) * s->blksz))
-					return EXT2_ET_SHORT_READ;
+					return read_error();
 				rbuf = (char *)rbuf + k * s->blksz;
 				off += k * s->blksz;
 				len -= k * s->blksz;
@@ -479,7 +530,7 @@ static errcode_t rw_bytes(struct imgcopy *s, uint64_t off, size_t len, void *rbu
 static errcode_t publish(struct imgcopy *s, const char *dir)
 {
 	if (s->tname) {
-		if (rename(s->tname, s->out) < 0)
+		if (ic_rename(s->tname, s->out) < 0)
 			return ic_fail(errno, "%s: cannot rename the new image over it: %s", s->out,
 				    strerror(errno));
 		free(s->tname);
@@ -514,11 +565,11 @@ static errcode_t publish(struct imgcopy *s, const char *dir)
 		fchmod(s->tfd, st.st_mode & 07777);
 		rc = copy_fd(fd, s->tfd, (uint64_t)st.st_size);
 		close(fd);
-		if (!rc && sync_result && fsync(s->tfd) < 0)
+		if (!rc && sync_result && ic_sync(s->tfd, false) < 0)
 			rc = errno;
 		return rc ? rc : publish(s, dir);
 	}
-	if (rename(tmp, s->out) < 0) {
+	if (ic_rename(tmp, s->out) < 0) {
 		rc = ic_fail(errno, "%s: cannot rename the new image over it: %s", s->out, strerror(errno));
 		unlink(tmp);
 	}
@@ -654,8 +705,12 @@ static errcode_t finish_file(struct imgcopy *s, uint64_t end)
 		fchmod(s->tfd, st.st_mode & 07777);
 	}
 	errno = 0;
-	if (ftruncate(s->tfd, (off_t)end) < 0 || (sync_result && fsync(s->tfd) < 0))
-		return errno ? errno : EIO;
+	if (ic_truncate(s->tfd, end) < 0)
+		return ic_fail(errno ? errno : EIO, "%s: cannot set the size of the new image: %s",
+			       s->out, strerror(errno ? errno : EIO));
+	if (sync_result && ic_sync(s->tfd, false) < 0)
+		return ic_fail(errno ? errno : EIO, "%s: syncing the new image failed: %s", s->out,
+			       strerror(errno ? errno : EIO));
 	return 0;
 }
 
@@ -677,6 +732,16 @@ static errcode_t prepare_result(struct imgcopy *s)
 	return 0;
 }
 
+/* A failed step of writing the result: its message names the output and the step (unless the
+ * step gave its own). */
+static errcode_t step_failed(struct imgcopy *s, errcode_t rc, const char *step)
+{
+	if (!rc || last_error[0])
+		return rc;
+	return ic_fail(rc, "%s: %s failed: %s; the original is as it was", s->out, step,
+		       error_message(rc));
+}
+
 static errcode_t write_result(struct imgcopy *s)
 {
 	char *dirc = strdup(s->out), *buf = malloc(s->blksz);
@@ -686,10 +751,11 @@ static errcode_t write_result(struct imgcopy *s)
 	uint64_t *chg = NULL, end = s->end;
 	size_t nchg = 0, from = 0;
 
+	last_error[0] = 0;
 	if (!dirc || !buf)
 		goto out;
 	const char *dir = dirname(dirc);
-	if ((rc = prepare_result(s)))
+	if ((rc = step_failed(s, prepare_result(s), "copying the image into a new file beside it")))
 		goto out;
 	if (!(chg = changed_list(s, &nchg))) {
 		rc = ENOMEM;
@@ -699,21 +765,29 @@ static errcode_t write_result(struct imgcopy *s)
 	bool same = s->copied && !s->whole;
 	dropping = same && !s->out_differs && layout_kept(s) &&
 		   pthread_create(&dropper, NULL, drop_input, s) == 0;
-	if (same && (rc = patch_copy(s, chg, nchg, buf, &from)))
+	if (same && (rc = step_failed(s, patch_copy(s, chg, nchg, buf, &from),
+				      "writing the changed blocks into the new file")))
 		goto out;
 	/* from `from` on the format writes anew, passing over blocks written straight in */
-	if (same && from < s->nc && (rc = undirect(s)))
+	if (same && from < s->nc &&
+	    (rc = step_failed(s, undirect(s), "moving changed blocks aside")))
 		goto out;
-	if (s->fmt->rewrite && (rc = s->fmt->rewrite(s, from, !same, chg, nchg, s->tfd, &end)))
+	if (s->fmt->rewrite &&
+	    (rc = step_failed(s, s->fmt->rewrite(s, from, !same, chg, nchg, s->tfd, &end),
+			      "writing the new image")))
 		goto out;
-	if ((rc = finish_file(s, end)) || (rc = publish(s, dir)))
+	if ((rc = step_failed(s, finish_file(s, end), "finishing the new file")) ||
+	    (rc = step_failed(s, publish(s, dir), "renaming the new image over it")))
 		goto out;
-	int dfd = sync_result ? open(dir, O_RDONLY | O_DIRECTORY) : -1;
+	int dfd = sync_result ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 	if (dfd >= 0) {
-		fsync(dfd);
+		if (ic_sync(dfd, false) < 0) {
+			rc = ic_fail(errno, "%s: the new image is in place, but syncing its folder %s "
+				     "failed (%s): it may not survive a power cut", s->out, dir,
+				     strerror(errno));
+		}
 		close(dfd);
 	}
-	rc = 0;
 out:
 	if (dropping)
 		pthread_join(dropper, NULL);
@@ -841,6 +915,7 @@ static errcode_t rp_open(const char *name, int flags, io_channel *channel)
 
 void imgfmt_discard(io_channel channel)
 {
+	channel = imgfmt_inner_channel(channel);
 	/* (the caller may have put a copy of the manager in place: its open tells; under another
 	 * manager, undo_io's, the image is the one open read-write) */
 	if (channel && channel->manager->close == ic_close)

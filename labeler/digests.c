@@ -91,8 +91,10 @@ static int put(struct run *r, const struct label_file *f, const struct walk_entr
 	} else {
 		if (!(rc = xattr_set_digest(r->x, e->ino, d, FC_DIGEST_LEN)))
 			return 0;
+		if (label_image_refused(r, rc))
+			return -1;
 		snprintf(why, sizeof(why), "cannot write security.sehash (inode %u): %s", e->ino,
-			 error_message(rc));
+			 xattr_strerror(r->x, rc));
 	}
 	rpt_warn(r, f->path, why);
 	r->st->errors++;

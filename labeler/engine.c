@@ -19,31 +19,28 @@ static int cmp_blk(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The attribute blocks of the inodes in use (links count not 0, as e2fsck counts them) in
- * n inodes of table bytes t, appended to *blks. */
-static int add_ea_blocks(ext2_filsys fs, const char *t, size_t n, blk64_t **blks, size_t *nb,
-			 size_t *cap)
-{
-	size_t isize = EXT2_INODE_SIZE(fs->super);
-	bool hi = ext2fs_has_feature_64bit(fs->super);
+/* The attribute blocks of the inodes in use (links count not 0, as e2fsck counts them). */
+struct ea_list {
+	blk64_t *blks;
+	size_t n, cap;
+};
 
-	for (size_t i = 0; i < n; i++) {
-		const struct ext2_inode *in = (const struct ext2_inode *)(t + i * isize);
-		blk64_t b = ext2fs_le32_to_cpu(in->i_file_acl);
-		if (hi)
-			b |= (blk64_t)ext2fs_le16_to_cpu(in->osd2.linux2.l_i_file_acl_high) << 32;
-		if (!b || !in->i_links_count)
-			continue;
-		if (*nb == *cap) {
-			size_t c = *cap ? *cap * 2 : 1024;
-			blk64_t *nbk = realloc(*blks, c * sizeof(*nbk));
-			if (!nbk)
-				return -1;
-			*blks = nbk;
-			*cap = c;
-		}
-		(*blks)[(*nb)++] = b;
+static int add_ea_block(ext2_filsys fs, ext2_ino_t ino, const struct ext2_inode *in, void *arg)
+{
+	struct ea_list *l = arg;
+	(void)ino;
+	blk64_t b = ext2fs_file_acl_block(fs, (struct ext2_inode *)in);
+	if (!b || !in->i_links_count)
+		return 0;
+	if (l->n == l->cap) {
+		size_t c = l->cap ? l->cap * 2 : 1024;
+		blk64_t *nbk = realloc(l->blks, c * sizeof(*nbk));
+		if (!nbk)
+			return -1;
+		l->blks = nbk;
+		l->cap = c;
 	}
+	l->blks[l->n++] = b;
 	return 0;
 }
 
@@ -51,48 +48,22 @@ static int add_ea_blocks(ext2_filsys fs, const char *t, size_t n, blk64_t **blks
  * Counts the inodes in use that point to each attribute block, and keeps the blocks whose
  * h_refcount says otherwise. Dropping a reference trusts h_refcount: one too low frees (or
  * rewrites in place) a block other inodes still use, one too high leaks it. Done once, before
- * the first write to an inode that has a block.
- * The inode tables are read as libext2fs's inode scan reads them (a group whose inodes were
- * never used, and the unused tail of each table, skipped when the group descriptors have
- * checksums), but a megabyte at a time, and only the two fields needed are looked at: a
- * relabel that writes a few thousand files spent most of its time here.
+ * the first write to an inode that has a block (the inode tables read as itable_each reads
+ * them: a relabel that writes a few thousand files spent most of its time here).
  */
 static void count_ea_refs(struct run *r)
 {
 	ext2_filsys fs = r->img->fs;
-	size_t isize = EXT2_INODE_SIZE(fs->super), per_block = fs->blocksize / isize;
-	size_t chunk = (1u << 20) / fs->blocksize;
-	blk64_t *blks = NULL;
+	struct ea_list l = { 0 };
 	struct suspect *sus = NULL;
-	size_t n = 0, cap = 0, nsus = 0;
-	bool lazy = ext2fs_has_group_desc_csum(fs);
-	char *buf = malloc(chunk * fs->blocksize);
+	size_t nsus = 0;
+	char *buf = malloc(fs->blocksize);
 
 	r->refs = -1;
-	if (!buf || !per_block)
+	if (!buf || itable_each(fs, add_ea_block, &l))
 		goto out;
-	for (dgrp_t g = 0; g < fs->group_desc_count; g++) {
-		size_t left = fs->super->s_inodes_per_group;
-		if (lazy && ext2fs_bg_flags_test(fs, g, EXT2_BG_INODE_UNINIT))
-			continue;
-		if (lazy)
-			left -= left < ext2fs_bg_itable_unused(fs, g) ? left
-								       : ext2fs_bg_itable_unused(fs, g);
-		blk64_t at = ext2fs_inode_table_loc(fs, g);
-		if (left && !at)
-			goto out; /* no inode table: the scan fails there too */
-		while (left) {
-			size_t nblk = (left + per_block - 1) / per_block;
-			if (nblk > chunk)
-				nblk = chunk;
-			size_t got = nblk * per_block < left ? nblk * per_block : left;
-			if (io_channel_read_blk64(fs->io, at, (int)nblk, buf) ||
-			    add_ea_blocks(fs, buf, got, &blks, &n, &cap))
-				goto out;
-			at += nblk;
-			left -= got;
-		}
-	}
+	blk64_t *blks = l.blks;
+	size_t n = l.n;
 	qsort(blks, n, sizeof(*blks), cmp_blk);
 	for (size_t i = 0, j; i < n; i = j) {
 		for (j = i; j < n && blks[j] == blks[i]; j++)
@@ -115,7 +86,7 @@ static void count_ea_refs(struct run *r)
 	r->refs = 1;
 out:
 	free(sus);
-	free(blks);
+	free(l.blks);
 	free(buf);
 }
 
@@ -270,7 +241,9 @@ static bool write_label(struct run *r, const struct label_file *f, const struct 
 		src = r->src->set(r->src->arg, f, w->ctx, w2, sizeof(w2));
 	} else if ((xrc = xattr_set_label(r->x, e->ino, e->inode, w->ctx))) {
 		src = xrc == EXT2_ET_BLOCK_ALLOC_FAIL ? LSET_NOSPACE : LSET_ERROR;
-		why = error_message(xrc);
+		why = xattr_strerror(r->x, xrc);
+		if (label_image_refused(r, xrc))
+			return false;
 	}
 	if (src == LSET_OK)
 		return true;
@@ -507,10 +480,24 @@ static int label_one(struct run *r, const struct label_file *f, const struct wal
 	return 0;
 }
 
+volatile sig_atomic_t label_stop_signal;
+
+bool label_image_refused(struct run *r, errcode_t rc)
+{
+	if (rc != XATTR_E_CLAIMS)
+		return false;
+	r->refused = true;
+	return true;
+}
+
 /* One file, from either walk: e is the image's entry, NULL on a live tree (r->src). */
 static int visit_file(struct run *r, const struct label_file *f, const struct walk_entry *e)
 {
 	const struct label_opts *o = r->o;
+
+	/* SIGINT or SIGTERM, an I/O error of the image, or an image refused: the walk stops here */
+	if (label_stop_signal || r->refused || (r->img && imgfmt_io_error()))
+		return -1;
 
 	r->entry_wrong = false;
 	r->entry_verified = false;
@@ -606,6 +593,20 @@ static void free_links(struct run *r)
 	r->nlinks = r->linkmask = 0;
 }
 
+/* The walk's outcome, once it has returned: a stop asked for by a signal, or made by an I/O
+ * error of the image, overrides what the walk made of it (an error returned from a visit). */
+static errcode_t stopped(struct run *r, errcode_t rc)
+{
+	rpt_clear(r);
+	if (label_stop_signal)
+		return LABEL_INTERRUPTED;
+	if (r->img && imgfmt_io_error())
+		return LABEL_IO_FAILED;
+	if (r->refused)
+		return LABEL_REFUSED;
+	return rc;
+}
+
 /* An image (img), or a live tree (src). */
 static int label_any(struct image *img, const struct label_src *src, const fc_set *set,
 		     const struct label_opts *o, struct label_stats *st)
@@ -626,7 +627,7 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 		return -1;
 	}
 	if (o->json)
-		fputs("{\n  \"events\": [", o->json);
+		fputs("  \"events\": [", o->json);
 	if (o->strict && o->mode == LM_LABEL) {
 		/* first pass: conflicts are an error before anything is written */
 		r.collect_only = true;
@@ -641,7 +642,7 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 			st->conflicts = conflicts;
 			xattr_free(r.x);
 			if (o->json)
-				fprintf(o->json, "\n  ],\n  \"aborted\": \"%s\"\n}\n",
+				fprintf(o->json, "\n  ],\n  \"aborted\": \"%s\"",
 					rc ? "walk failed" : "hard link conflicts under --strict");
 			return -1;
 		}
@@ -649,8 +650,7 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 		r.collect_only = false;
 		r.start = rpt_now();
 	}
-	rc = walk_any(&r, &ws);
-	rpt_clear(&r);
+	rc = stopped(&r, walk_any(&r, &ws));
 	if (!rc && r.need_full) {
 		struct label_opts full = *o;
 		struct label_stats first = *st;
@@ -661,8 +661,7 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 		memset(st, 0, sizeof(*st));
 		r.o = &full;
 		r.need_full = false;
-		rc = walk_any(&r, &ws);
-		rpt_clear(&r);
+		rc = stopped(&r, walk_any(&r, &ws));
 		st->changed += first.changed;
 		st->unchanged -= st->unchanged >= first.changed ? first.changed : 0;
 		st->dirs_skipped = 0;
@@ -676,8 +675,14 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 				img->name, fixed);
 	}
 	errcode_t wrc;
+	char qwhy[512];
 	if (r.x && (wrc = xattr_write_back(r.x)) && !rc)
 		rc = wrc;
+	if (r.x && (wrc = xattr_commit_quota(r.x, qwhy, sizeof(qwhy)))) {
+		fprintf(stderr, "fclabel %s: %s: %s\n", o->cmd, name, qwhy);
+		if (!rc)
+			rc = wrc;
+	}
 	if (st->nospace)
 		fprintf(stderr, "fclabel %s: %s: %lu file(s) could not be labeled: the %s has no "
 			"free %s for their labels (%s)\n", o->cmd, name, st->nospace,
@@ -690,7 +695,18 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 	free(r.ds);
 	free_links(&r);
 	st->seconds = rpt_now() - r.start;
-	if (rc) {
+	st->total = r.total;
+	if (rc == LABEL_INTERRUPTED) {
+		st->interrupted = true;
+	} else if (rc == LABEL_IO_FAILED) {
+		fprintf(stderr, "fclabel %s: %s; stopped\n", o->cmd, imgfmt_io_error());
+		st->errors++;
+	} else if (rc == LABEL_REFUSED) {
+		fprintf(stderr, "fclabel %s: %s: refusing to write to it: %s; stopped (run e2fsck "
+			"-f first; fclabel-label(1) says what is checked)\n", o->cmd, name,
+			xattr_strerror(r.x, XATTR_E_CLAIMS));
+		st->errors++;
+	} else if (rc) {
 		fprintf(stderr, "fclabel %s: %s: the walk stopped: %s\n", o->cmd, name,
 			error_message(rc));
 		st->errors++;
@@ -703,7 +719,7 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 			"\"warnings\": %lu, \"ea_blocks_allocated\": %lu, \"ea_block_shares\": %lu, "
 			"\"dirs_entered\": %lu, \"dirs_skipped\": %lu, \"encrypted_dirs\": %lu,\n  "
 			"\"unknown_packages\": %lu, \"seapp_failed\": %lu, \"digests_%s\": %lu, "
-			"\"digests_unchanged\": %lu, \"digests_withheld\": %lu, \"seconds\": %.3f\n}\n",
+			"\"digests_unchanged\": %lu, \"digests_withheld\": %lu, \"seconds\": %.3f",
 			o->mode == LM_LABEL ? "label" : o->mode == LM_DRYRUN ? "dry-run" : "check",
 			st->scanned, st->changed, st->unchanged, st->nolabel, st->conflicts,
 			st->errors, st->warnings, st->ea_allocated, st->ea_shared, st->dirs,

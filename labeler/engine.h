@@ -34,6 +34,7 @@ struct run {
 	size_t nds, capds;
 	bool entry_wrong;        /* something at the entry being visited is not right */
 	bool entry_verified;     /* relabel --digests: the entry's subtree was left right (prunable) */
+	bool refused;            /* no block may be taken from the image: the walk stops */
 	char want[4096];         /* an app data label being made */
 };
 
@@ -46,6 +47,14 @@ struct dstate {
 	bool right;    /* every label at and below it is right so far */
 	bool verified; /* relabel: the last run left it right (dig_verified) */
 };
+
+/* label_any's walk stopped: by SIGINT/SIGTERM, or at an I/O error of the image (not errno
+ * values, nor libext2fs's codes). */
+#define LABEL_INTERRUPTED ((errcode_t)-2)
+#define LABEL_IO_FAILED ((errcode_t)-3)
+#define LABEL_REFUSED ((errcode_t)-4) /* the image's block claims: see xattr_strerror */
+/* Whether a write's error refuses the image (no block may be taken from it): the walk stops. */
+bool label_image_refused(struct run *r, errcode_t rc);
 
 /* report.c */
 double rpt_now(void);

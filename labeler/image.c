@@ -159,6 +159,16 @@ static int choose_manager(struct image *img, const char *name, bool rw, const st
 		imgfmt_set_sync(!(p && p->no_sync));
 		imgfmt_set_image(name);
 	}
+	if (img->fmt == IMGFMT_SPARSE && rw) {
+		char why[512];
+		const char *no = no_room_for_copy(name, p && p->output ? p->output : name, why,
+						  sizeof(why));
+		if (no) {
+			fprintf(stderr, "fclabel %s: %s: cannot make the labeled sparse image: %s\n",
+				cmd, name, no);
+			return -1;
+		}
+	}
 	if (img->fmt == IMGFMT_SPARSE) {
 		if (p && p->undo) {
 			fprintf(stderr, "fclabel %s: %s: -z is for raw images and block devices; a sparse "
@@ -178,6 +188,9 @@ static int choose_manager(struct image *img, const char *name, bool rw, const st
 		set_undo_io_backup_file((char *)p->undo);
 		*io = undo_io_manager;
 	}
+	/* every I/O is seen: the first error stops the run (tracked.c) */
+	imgfmt_set_tracked_inner(*io);
+	*io = imgfmt_tracked_manager;
 	return 0;
 }
 
@@ -274,13 +287,9 @@ static int open_fs(struct image *img, const char *name, bool rw, io_manager io, 
 		img->fs = NULL;
 		return -1;
 	}
-	/* Without I/O statistics ext2fs_close leaves s_kbytes_written alone: every format gives the
-	 * same bytes (a sparse image's result equals the raw one's), and the superblock keeps what
-	 * it said but for the blocks the labels need. */
-	static struct struct_io_manager quiet;
-	quiet = *img->fs->io->manager;
-	quiet.get_stats = NULL;
-	img->fs->io->manager = &quiet;
+	/* The tracked manager keeps no I/O statistics, so ext2fs_close leaves s_kbytes_written
+	 * alone: every format gives the same bytes (a sparse image's result equals the raw one's),
+	 * and the superblock keeps what it said but for the blocks the labels need. */
 	/* Reproducible results: the superblock's write time stays as it was (or becomes
 	 * SOURCE_DATE_EPOCH), so the same input always gives the same bytes. */
 	const char *sde = getenv("SOURCE_DATE_EPOCH");
@@ -457,9 +466,17 @@ static int lock_image(struct image *img, const char *name, bool rw, int how, con
 				fprintf(stderr, "fclabel %s: waiting for the lock on %s%s\n", cmd,
 					qname(name), who);
 			said = true;
+			/* waited for in steps, so that SIGINT and SIGTERM end the wait */
 			int r;
-			while ((r = flock(fd, op)) < 0 && errno == EINTR)
-				;
+			while ((r = flock(fd, op | LOCK_NB)) < 0 &&
+			       (errno == EWOULDBLOCK || errno == EINTR) && !label_stop_signal)
+				usleep(20000);
+			if (r < 0 && label_stop_signal) {
+				fprintf(stderr, "fclabel %s: %s: interrupted while waiting for its lock; "
+					"nothing done\n", cmd, qname(name));
+				close(fd);
+				return -1;
+			}
 			if (r < 0) {
 				fprintf(stderr, "fclabel %s: %s: cannot lock it: %s\n", cmd, qname(name),
 					strerror(errno));
@@ -552,25 +569,45 @@ int img_close(struct image *img, const char *cmd)
 	}
 	/* What was written reaches the disk before we say it is done: the inodes first, then
 	 * (when blocks were allocated) ext2fs_close writes and syncs the bitmaps and superblock.
-	 * A sparse image syncs its new file before the rename instead. */
+	 * A copy (sparse, or renamed over the image) is written, synced and renamed by its
+	 * channel's close: ext2fs_close2 throws that close's error away, so the channel is kept
+	 * open through it (one more reference) and closed here, where its error is seen. */
+	io_channel io = img->fs->io;
 	rc = 0;
 	if (img->rw && !img->no_sync)
-		rc = io_channel_flush(img->fs->io);
+		rc = io_channel_flush(io);
 	if (!rc) {
+		io->refcount++;
 		rc = ext2fs_close2(img->fs, img->no_sync ? EXT2_FLAG_FLUSH_NO_SYNC : 0);
-		if (!rc)
+		if (rc)
+			io->refcount--;
+		else
 			img->fs = NULL;
 	}
-	if (rc && img->fs)
-		ext2fs_free(img->fs);
+	if (rc) {
+		img_abandon(img);
+		ext2fs_free(img->fs); /* (closes the channel: nothing is written) */
+	} else {
+		rc = io_channel_close(io);
+	}
 	img->fs = NULL;
 	unlock_image(img); /* the result is on disk, renamed into place */
-	if (rc) {
-		fprintf(stderr, "fclabel %s: %s: closing (flushing) failed: %s\n", cmd, img->name,
-			error_message(rc));
-		return -1;
-	}
-	return 0;
+	if (!rc)
+		return 0;
+	const char *why = imgfmt_error();
+	if (!why)
+		why = imgfmt_io_error();
+	if (why)
+		fprintf(stderr, "fclabel %s: %s\n", cmd, why);
+	else
+		fprintf(stderr, "fclabel %s: %s: %s failed: %s\n", cmd, img->name,
+			img->rw ? "writing the result (flush and close)" : "closing", error_message(rc));
+	return -1;
+}
+
+bool img_whole_or_nothing(const struct image *img)
+{
+	return img->fmt == IMGFMT_SPARSE || img->replaced;
 }
 
 errcode_t img_read_file(struct image *img, const char *path, char **buf, size_t *len,

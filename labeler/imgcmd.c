@@ -3,6 +3,9 @@
 #include <et/com_err.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -155,7 +158,20 @@ struct imgcmd {
 	struct fc_diff *diff;
 	struct image img;
 	bool img_open;
+	bool json_fields;  /* the walk wrote its part of the report */
+	char *output;      /* -o naming a folder: the path inside it */
 };
+
+/* What became of the target, for the summary and the report. */
+enum outcome {
+	OUT_WRITTEN,   /* every change is on disk */
+	OUT_NOTHING,   /* the run failed or was interrupted, and nothing was written */
+	OUT_PARTIAL,   /* ... in place: what was written before stays */
+	OUT_CHECKED,   /* check: nothing written, by design */
+	OUT_DRY_RUN,
+};
+static const char *const outcome_names[] = { "written", "not-written", "partly-written",
+					     "checked", "dry-run" };
 
 static const struct option image_opts[] = {
 	{ "file-contexts", required_argument, NULL, 'S' },
@@ -353,6 +369,72 @@ static bool same_files(const struct fcfiles *a, const struct fcfiles *b)
 	return true;
 }
 
+/* -o naming a folder: the result goes into it, under the image's own name. An output that
+ * exists must be a regular file (a rename would replace a folder's entry or a device node);
+ * one that is the image itself is the image labeled as a copy renamed over it. Nothing is
+ * done yet when this refuses. */
+static int resolve_output(struct imgcmd *c)
+{
+	struct stat so, si;
+	const char *o = c->ip.output;
+
+	if (!o)
+		return 0;
+	if (!stat(o, &so) && S_ISDIR(so.st_mode)) {
+		char *t = strdup(c->target);
+		if (!t || asprintf(&c->output, "%s/%s", o, basename(t)) < 0) {
+			free(t);
+			c->output = NULL;
+			fprintf(stderr, "fclabel %s: out of memory\n", c->cmd);
+			return -1;
+		}
+		free(t);
+		c->ip.output = o = c->output;
+		if (stat(o, &so))
+			return 0;
+	} else if (stat(o, &so)) {
+		return 0; /* a new file (whether its folder can take it is checked at open) */
+	}
+	if (!S_ISREG(so.st_mode)) {
+		fprintf(stderr, "fclabel %s: -o %s: it exists and is not a regular file; refusing to "
+			"replace it\n", c->cmd, qname(o));
+		return -1;
+	}
+	if (!stat(c->target, &si) && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+		c->ip.output = NULL;
+		if (c->ip.replace == REPLACE_AUTO)
+			c->ip.replace = REPLACE_ALWAYS;
+	}
+	return 0;
+}
+
+static void on_stop(int sig)
+{
+	label_stop_signal = sig;
+}
+
+/* SIGINT and SIGTERM stop the walk at the next file; the summary and the report are completed,
+ * a copy is discarded, then fclabel dies by the same signal (a second one kills at once). */
+static void catch_stops(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop, .sa_flags = SA_RESTART | SA_RESETHAND };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static int stop_by_signal(int status)
+{
+	int sig = label_stop_signal;
+	if (!sig)
+		return status;
+	fflush(stdout);
+	fflush(stderr);
+	signal(sig, SIG_DFL);
+	raise(sig);
+	return status;
+}
+
 /* The policy (and for relabel the old one and what changed); EXIT_OK or the exit status. */
 static int load_policies(struct imgcmd *c)
 {
@@ -448,6 +530,7 @@ static int open_outputs(struct imgcmd *c)
 			fprintf(stderr, "fclabel %s: --json %s: %m\n", c->cmd, c->json);
 			return -1;
 		}
+		fputs("{\n", c->o.json);
 	}
 	if (c->check && !c->json)
 		c->o.list = stdout;
@@ -473,6 +556,8 @@ static int open_outputs(struct imgcmd *c)
 
 static int walk(struct imgcmd *c, const struct label_opts *o, struct label_stats *st)
 {
+	if (o->json)
+		c->json_fields = true;
 	return c->tree ? label_dir(c->target, c->set, o, st) : label_tree(&c->img, c->set, o, st);
 }
 
@@ -496,14 +581,44 @@ static void verify_all(struct imgcmd *c, struct label_stats *st)
 	}
 }
 
-static void print_summary(const struct imgcmd *c, const struct label_stats *st)
+/* What the counts line calls the files whose labels were (or would be) changed. */
+static const char *changed_word(const struct imgcmd *c, enum outcome out)
+{
+	if (c->check)
+		return "differ";
+	if (c->o.mode == LM_DRYRUN)
+		return "would change";
+	return out == OUT_NOTHING ? "to change (not written)" : "changed";
+}
+
+/* After a failed or interrupted run: what is on disk, and what to do. */
+static void print_outcome(const struct imgcmd *c, const struct label_stats *st, enum outcome out,
+			  FILE *sum)
+{
+	if (st->interrupted)
+		fprintf(sum, "fclabel %s: %s: interrupted after %lu of about %lu files; ", c->cmd,
+			qname(c->target), st->scanned, st->total > st->scanned ? st->total : st->scanned);
+	else if (out == OUT_NOTHING || out == OUT_PARTIAL)
+		fprintf(sum, "fclabel %s: %s: the run failed (see above); ", c->cmd, qname(c->target));
+	else
+		return;
+	if (out == OUT_NOTHING)
+		fprintf(sum, "nothing was written: %s is as it was; run again\n",
+			c->ip.output ? "the output" : "the image");
+	else if (out == OUT_PARTIAL)
+		fprintf(sum, "the %lu label(s) written before it stay (each whole); run again to "
+			"finish\n", st->changed);
+	else
+		fprintf(sum, "the %s is incomplete; run again\n", c->check ? "check" : "dry run");
+}
+
+static void print_summary(const struct imgcmd *c, const struct label_stats *st, enum outcome out)
 {
 	FILE *sum = (c->json && !strcmp(c->json, "-")) || c->check ? stderr : stdout;
 	fprintf(sum, "fclabel %s: %s: scanned %lu, %s %lu, unchanged %lu, no label %lu, "
 		"conflicts %lu, errors %lu, warnings %lu, %.2f s\n", c->cmd, qname(c->target), st->scanned,
-		c->check ? "differ" : c->o.mode == LM_DRYRUN ? "would change" : "changed",
-		st->changed, st->unchanged, st->nolabel, st->conflicts, st->errors, st->warnings,
-		st->seconds);
+		changed_word(c, out), st->changed, st->unchanged, st->nolabel, st->conflicts,
+		st->errors, st->warnings, st->seconds);
 	if (c->relabel)
 		fprintf(sum, "fclabel %s: directories entered %lu, skipped (no change can reach them) "
 			"%lu%s\n", c->cmd, st->dirs, st->dirs_skipped,
@@ -525,25 +640,43 @@ static void print_summary(const struct imgcmd *c, const struct label_stats *st)
 	else if (c->o.digests)
 		fprintf(sum, "fclabel %s: digests: %s %lu, unchanged %lu, withheld %lu (a label at or "
 			"below them is not right)\n", c->cmd,
-			c->o.mode == LM_DRYRUN ? "would write" : "written", st->digests_written,
-			st->digests_unchanged, st->digests_withheld);
+			c->o.mode == LM_DRYRUN ? "would write" : out == OUT_NOTHING ? "not written"
+			: "written", st->digests_written, st->digests_unchanged, st->digests_withheld);
+	print_outcome(c, st, out, sum);
+}
+
+/* What became of the target: rc is the walk's (and the close's) result. */
+static enum outcome outcome_of(const struct imgcmd *c, const struct label_stats *st, int rc)
+{
+	if (c->check)
+		return OUT_CHECKED;
+	if (c->o.mode == LM_DRYRUN)
+		return OUT_DRY_RUN;
+	if (!rc && !st->interrupted)
+		return OUT_WRITTEN;
+	if (!c->tree && img_whole_or_nothing(&c->img))
+		return OUT_NOTHING;
+	return st->changed || st->digests_written ? OUT_PARTIAL : OUT_NOTHING;
 }
 
 /* Labels (checks) the opened target; the exit status. */
-static int run(struct imgcmd *c)
+static int run(struct imgcmd *c, enum outcome *out)
 {
 	struct label_stats st;
 	int rc = walk(c, &c->o, &st);
-	if (!rc && c->verify)
+	if (!rc && c->verify && !st.interrupted)
 		verify_all(c, &st);
-	if (rc && c->img_open)
+	if ((rc || st.interrupted) && c->img_open)
 		img_abandon(&c->img);
 	if (c->img_open) {
 		c->img_open = false;
 		if (img_close(&c->img, c->cmd))
 			rc = -1;
 	}
-	print_summary(c, &st);
+	*out = outcome_of(c, &st, rc);
+	print_summary(c, &st, *out);
+	if (st.interrupted)
+		return 128 + label_stop_signal;
 	if (rc)
 		return EXIT_USAGE;
 	if (c->check)
@@ -551,18 +684,37 @@ static int run(struct imgcmd *c)
 	return st.errors ? EXIT_DIFFERS : EXIT_OK;
 }
 
-static int finish(struct imgcmd *c, int status)
+/* The report's last fields: what became of the target, and the exit status. It is valid JSON
+ * whatever stopped the run. */
+static int json_close(struct imgcmd *c, int status, enum outcome out)
+{
+	FILE *j = c->o.json;
+	if (!j)
+		return status;
+	fprintf(j, "%s  \"result\": \"%s\", \"interrupted\": %s, \"exit_status\": %d\n}\n",
+		c->json_fields ? ",\n" : "", outcome_names[out],
+		label_stop_signal ? "true" : "false", status);
+	if (fflush(j) || ferror(j) || (j != stdout && fclose(j))) {
+		fprintf(stderr, "fclabel %s: --json %s: writing the report failed: %m\n", c->cmd,
+			c->json);
+		status = status == EXIT_OK || status == EXIT_DIFFERS ? EXIT_USAGE : status;
+	} else if (j == stdout) {
+		c->o.json = NULL;
+	}
+	c->o.json = NULL;
+	return status;
+}
+
+static int finish(struct imgcmd *c, int status, enum outcome out)
 {
 	if (c->img_open)
 		img_close(&c->img, c->cmd);
-	if (c->o.json && c->o.json != stdout && fclose(c->o.json) != 0) {
-		fprintf(stderr, "fclabel %s: --json %s: %m\n", c->cmd, c->json);
-		status = EXIT_USAGE;
-	}
+	status = json_close(c, status, out);
 	for (size_t i = 0; i < c->o.nexcludes; i++)
 		free(c->o.excludes[i]);
 	free(c->o.excludes);
 	free(c->mp);
+	free(c->output);
 	fcfiles_free(&c->files);
 	fcfiles_free(&c->from);
 	fcfiles_free(&c->seapp);
@@ -589,12 +741,16 @@ int image_command(int argc, char **argv, int mode)
 	c.o = (struct label_opts){ .mode = c.relabel ? LM_LABEL : (enum label_mode)mode,
 				   .cmd = c.cmd, .mountpoint = "", .progress = true };
 	if ((r = parse_options(&c, argc, argv)))
-		return finish(&c, r > 0 ? EXIT_OK : EXIT_USAGE);
-	if (check_target(&c))
-		return finish(&c, EXIT_USAGE);
+		return finish(&c, r > 0 ? EXIT_OK : EXIT_USAGE, OUT_NOTHING);
+	if (check_target(&c) || resolve_output(&c))
+		return finish(&c, EXIT_USAGE, OUT_NOTHING);
 	if ((status = load_policies(&c)) != EXIT_OK)
-		return finish(&c, status);
+		return finish(&c, status, OUT_NOTHING);
+	catch_stops();
 	if (open_outputs(&c))
-		return finish(&c, EXIT_USAGE);
-	return finish(&c, run(&c));
+		return stop_by_signal(finish(&c, label_stop_signal ? 128 + label_stop_signal
+							: EXIT_USAGE, OUT_NOTHING));
+	enum outcome out;
+	status = run(&c, &out);
+	return stop_by_signal(finish(&c, status, out));
 }

@@ -47,8 +47,12 @@ bool image_is_labeled(struct image *img);
  * NUL-terminated malloc'd *buf. Returns 0 or an errcode_t. */
 errcode_t img_read_file(struct image *img, const char *path, char **buf, size_t *len,
 			size_t max);
-/* Flushes and closes; returns 0 or prints why. */
+/* Flushes and closes; returns 0, or -1 after printing why (the result was not written: a copy
+ * left the image as it was; in place, what was written before the failure may be there). */
 int img_close(struct image *img, const char *cmd);
+/* Whether the image is written whole or not at all (a copy renamed over it, a sparse image):
+ * after a failure it is as it was. */
+bool img_whole_or_nothing(const struct image *img);
 
 /* ---- xattr.c ---- */
 struct xattr_ctx;
@@ -71,6 +75,16 @@ errcode_t xattr_set_label(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode
 errcode_t xattr_get_digest(struct xattr_ctx *x, ext2_ino_t ino, unsigned char *out, size_t *len);
 errcode_t xattr_set_digest(struct xattr_ctx *x, ext2_ino_t ino, const unsigned char *digest,
 			   size_t len);
+/* xattr_set_label's and xattr_set_digest's own refusals (not errno values, nor libext2fs's
+ * codes); xattr_strerror says why. XATTR_E_CLAIMS refuses the image (every later allocation
+ * too): its block bitmap cannot be trusted (claims.c). */
+#define XATTR_E_CLAIMS ((errcode_t)-10)
+#define XATTR_E_INLINE_SYMLINK ((errcode_t)-11)
+#define XATTR_E_EA_INODE ((errcode_t)-12)
+const char *xattr_strerror(const struct xattr_ctx *x, errcode_t rc);
+/* The quota usage changes of the labels written (quota.c), made in the quota files: 0, or an
+ * errcode_t with why. */
+errcode_t xattr_commit_quota(struct xattr_ctx *x, char *why, size_t n);
 /* How many EA blocks this run allocated and how many references it added to shared ones. */
 void xattr_stats(const struct xattr_ctx *x, unsigned long *allocated, unsigned long *shared);
 /* After a labeling walk: the reference counts of the label-only blocks made right. */
@@ -78,6 +92,33 @@ errcode_t xattr_reconcile(struct xattr_ctx *x, unsigned long *fixed);
 /* The label blocks held in memory written to the image (before it is closed, and before
  * anything else reads attribute blocks from it). 0 or an errcode_t. */
 errcode_t xattr_write_back(struct xattr_ctx *x);
+
+/* ---- claims.c ---- */
+/* Called for every inode of the inode tables that may be in use (inode as on disk, isize bytes);
+ * a negative return stops the scan (EXT2_ET_CANCEL_REQUESTED). */
+typedef int (*itable_fn)(ext2_filsys fs, ext2_ino_t ino, const struct ext2_inode *inode,
+			 void *arg);
+errcode_t itable_each(ext2_filsys fs, itable_fn fn, void *arg);
+/* Every block the file system's metadata and its inodes claim, as e2fsck's pass 1 finds them,
+ * against each other and the block bitmap: the first block claimed twice (cross, naming inode
+ * and block; "" when none) and the first claimed block the bitmap calls free (free). Claims
+ * outside the file system and damaged tree nodes are e2fsck's to drop, and not counted. 0, or
+ * an errcode_t when the tables could not be read. */
+struct claims_result {
+	char cross[256];
+	char free[256];
+};
+errcode_t claims_scan(ext2_filsys fs, struct claims_result *res);
+
+/* ---- quota.c ---- */
+struct quota;
+/* The image's quota files (NULL when it has no quota feature, or out of memory). */
+struct quota *quota_new(ext2_filsys fs);
+void quota_free(struct quota *q);
+/* bytes more (or less) space used by the inode's owner, group and project: added up, 0 or ENOMEM. */
+int quota_charge(struct quota *q, const struct ext2_inode_large *inode, int64_t bytes);
+/* The changes made in the quota files (existing entries only): 0, or an errcode_t with why. */
+errcode_t quota_commit(struct quota *q, char *why, size_t n);
 
 /* ---- walk.c ---- */
 struct walk_entry {
@@ -166,8 +207,13 @@ struct label_stats {
 	unsigned long digests_written;     /* (would be) written; check: missing or stale */
 	unsigned long digests_unchanged;   /* right already */
 	unsigned long digests_withheld;    /* not written: some label below is not right */
+	unsigned long total;               /* about how many files there are (progress) */
+	bool interrupted;                  /* stopped by SIGINT or SIGTERM */
 	double seconds;
 };
+/* Set by the SIGINT/SIGTERM handler (the signal's number): walks stop at the next file. */
+#include <signal.h>
+extern volatile sig_atomic_t label_stop_signal;
 /* Labels (or checks) every file of the open image. Returns 0 when the walk completed. */
 int label_tree(struct image *img, const fc_set *set, const struct label_opts *o,
 	       struct label_stats *st);

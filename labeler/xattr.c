@@ -81,12 +81,92 @@ struct xattr_ctx {
 	size_t nrecheck, maskrecheck;
 	unsigned long allocated, shared_refs;
 	size_t isize;
+	char *ibuf;         /* an inode as on disk (isize bytes), for the library's writes */
+	bool scanned;       /* the image's block claims were looked at (claims.c) */
+	struct claims_result claims;
+	const char *refusal; /* why the image is refused (XATTR_E_CLAIMS) */
+	bool no_alloc;      /* while set, no block may be taken (an inline-data symlink) */
+	struct quota *quota; /* quota usage to keep right (NULL: no quota feature) */
 };
 
 /* At most this much of the label blocks waits in memory: past it, all are written and the
  * cache starts again (a walk meets a few hundred labels; an image whose files each have a
  * block of their own, relabeled, may dirty one per file). */
 #define CACHE_BYTES (8u << 20)
+
+/*
+ * Before the first write, the image's block claims are looked at (claims.c): a block claimed
+ * twice refuses the image, since a write to one owner changes the other (a file's block map in
+ * an inode table); a claimed block the bitmap calls free refuses it from the first block taken
+ * on, since the bitmap would hand it out. A refusal stands for the rest of the run.
+ */
+static errcode_t may_write(struct xattr_ctx *x)
+{
+	if (!x->scanned) {
+		errcode_t rc = claims_scan(x->fs, &x->claims);
+		if (rc)
+			return rc;
+		x->scanned = true;
+		if (x->claims.cross[0])
+			x->refusal = x->claims.cross;
+	}
+	return x->refusal ? XATTR_E_CLAIMS : 0;
+}
+
+/* An inline-data symlink is never given a block (no_alloc): e2fsck's pass 1 does not count one
+ * there, and would free it while the symlink still points to it. */
+static errcode_t may_allocate(struct xattr_ctx *x)
+{
+	errcode_t rc = may_write(x);
+	if (rc)
+		return rc;
+	if (x->no_alloc)
+		return XATTR_E_INLINE_SYMLINK;
+	if (x->claims.free[0]) {
+		x->refusal = x->claims.free;
+		return XATTR_E_CLAIMS;
+	}
+	return 0;
+}
+
+/* libext2fs's get_alloc_block hook: every allocation, ours (ext2fs_new_block2 without a map) and
+ * the library's (ext2fs_alloc_block2), comes here. */
+static errcode_t alloc_gate(ext2_filsys fs, blk64_t goal, blk64_t *ret)
+{
+	struct xattr_ctx *x = fs->priv_data;
+	errcode_t rc = x ? may_allocate(x) : 0;
+	return rc ? rc : ext2fs_new_block2(fs, goal, fs->block_map, ret);
+}
+
+const char *xattr_strerror(const struct xattr_ctx *x, errcode_t rc)
+{
+	switch (rc) {
+	case XATTR_E_CLAIMS:
+		return x->refusal ? x->refusal : "?";
+	case XATTR_E_INLINE_SYMLINK:
+		return "an inline-data symlink with no room left in its inode: it is not given an "
+		       "attribute block (e2fsck's pass 1 does not count one there, and frees it)";
+	case XATTR_E_EA_INODE:
+		return "it has attribute values stored in EA inodes (ea_inode), which a rewrite of "
+		       "its attributes would change";
+	}
+	return error_message(rc);
+}
+
+/* The kernel sets ext_attr when it first writes an attribute: so do we, before the first one
+ * reaches the image (in place: the superblock goes first). */
+static errcode_t ensure_feature(struct xattr_ctx *x)
+{
+	ext2_filsys fs = x->fs;
+	if (ext2fs_has_feature_xattr(fs->super))
+		return 0;
+	ext2fs_set_feature_xattr(fs->super);
+	ext2fs_mark_super_dirty(fs);
+	if (x->cache)
+		return 0; /* a copy: ext2fs_close writes it */
+	ext2fs_superblock_csum_set(fs, fs->super);
+	return io_channel_write_byte(fs->io, SUPERBLOCK_OFFSET, SUPERBLOCK_SIZE, fs->super);
+}
 
 static struct ea_cache *cache_new(ext2_filsys fs)
 {
@@ -123,10 +203,17 @@ struct xattr_ctx *xattr_new(ext2_filsys fs, bool deferred)
 		x->isize = sizeof(struct ext2_inode_large);
 	x->block = x->own = malloc(fs->blocksize);
 	x->wbuf = malloc(fs->blocksize);
-	if (!x->own || !x->wbuf ||
-	    (deferred && (fs->flags & EXT2_FLAG_RW) && !(x->cache = cache_new(fs)))) {
+	x->ibuf = calloc(1, x->isize);
+	bool rw = fs->flags & EXT2_FLAG_RW;
+	if (!x->own || !x->wbuf || !x->ibuf || (deferred && rw && !(x->cache = cache_new(fs))) ||
+	    (rw && ext2fs_has_feature_quota(fs->super) && !(x->quota = quota_new(fs)))) {
 		xattr_free(x);
 		return NULL;
+	}
+	if (rw) {
+		/* every block the library or we take passes the gate (alloc_gate) */
+		fs->priv_data = x;
+		fs->get_alloc_block = alloc_gate;
 	}
 	return x;
 }
@@ -135,6 +222,12 @@ void xattr_free(struct xattr_ctx *x)
 {
 	if (!x)
 		return;
+	if (x->fs->priv_data == x) {
+		x->fs->priv_data = NULL;
+		x->fs->get_alloc_block = NULL;
+	}
+	quota_free(x->quota);
+	free(x->ibuf);
 	if (x->cache) {
 		free(x->cache->e);
 		free(x->cache->data);
@@ -163,7 +256,7 @@ void xattr_stats(const struct xattr_ctx *x, unsigned long *allocated, unsigned l
  * *others counts the other entries.
  */
 static int find_label(const char *area, size_t size, const char *first, const char *vbase,
-		      const char **val, size_t *len, unsigned *others)
+		      const char **val, size_t *len, unsigned *others, bool *inum)
 {
 	const char *end = area + size, *p = first;
 
@@ -178,6 +271,8 @@ static int find_label(const char *area, size_t size, const char *first, const ch
 		const char *name = p + sizeof(e);
 		if (name + e.e_name_len > end)
 			return -1;
+		if (e.e_value_inum)
+			*inum = true;
 		if (e.e_name_index == SEC_INDEX && e.e_name_len == NAME_LEN &&
 		    !memcmp(name, NAME, NAME_LEN) && e.e_value_inum == 0) {
 			const char *v = vbase + e.e_value_offs;
@@ -433,10 +528,12 @@ static errcode_t remember_found(struct xattr_ctx *x, blk64_t blk, const char *v,
 
 /* The label and the count of other attributes of an inode; 0 or an errcode_t. */
 static errcode_t inspect(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode_large *inode,
-			 const char **val, size_t *len, unsigned *others)
+			 const char **val, size_t *len, unsigned *others, bool *inum)
 {
 	unsigned o1 = 0, o2 = 0;
 	errcode_t rc;
+
+	*inum = false;
 	size_t isize = EXT2_INODE_SIZE(x->fs->super);
 
 	*val = NULL;
@@ -455,7 +552,7 @@ static errcode_t inspect(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode_
 		if (magic == EXT2_EXT_ATTR_MAGIC) {
 			if ((rc = check_entries(x, area + 4, area + 4, area + size)))
 				return rc; /* corrupt in-inode attributes */
-			if (find_label(area, size, area + 4, area + 4, val, len, &o1) < 0)
+			if (find_label(area, size, area + 4, area + 4, val, len, &o1, inum) < 0)
 				return EXT2_ET_EA_BAD_NAME_LEN;
 		}
 	}
@@ -470,7 +567,7 @@ static errcode_t inspect(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode_
 		size_t l = 0;
 		if (find_label(x->block, x->fs->blocksize,
 			       x->block + sizeof(struct ext2_ext_attr_header), x->block, &v, &l,
-			       &o2) < 0)
+			       &o2, inum) < 0)
 			return EXT2_ET_BAD_EA_HEADER;
 		if (v && !*val) {
 			*val = v;
@@ -489,7 +586,8 @@ errcode_t xattr_get_label(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode
 			  const char **val, size_t *len)
 {
 	unsigned others;
-	errcode_t rc = inspect(x, ino, inode, val, len, &others);
+	bool inum;
+	errcode_t rc = inspect(x, ino, inode, val, len, &others, &inum);
 	if (rc || !*val)
 		return rc;
 	/* copy: the block buffer is reused */
@@ -646,9 +744,10 @@ static errcode_t get_shared_block(struct xattr_ctx *x, ext2_ino_t ino,
 		const char *cv = NULL;
 		size_t cl = 0;
 		unsigned others;
+		bool inum = false;
 		/* still what we think it is, and room for one more reference */
 		if (find_label(x->block, x->fs->blocksize, x->block + sizeof(*h), x->block, &cv,
-			       &cl, &others) == 1 && !others && cl == len && !memcmp(cv, v, len) &&
+			       &cl, &others, &inum) == 1 && !others && cl == len && !memcmp(cv, v, len) &&
 		    h->h_refcount < EXT2_EXT_ATTR_REFCOUNT_MAX && h->h_blocks == 1) {
 			h->h_refcount++;
 			rc = write_block(x, ino, s->blk, x->block);
@@ -721,6 +820,9 @@ static errcode_t set_shared(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_ino
 	ext2fs_file_acl_block_set(x->fs, (struct ext2_inode *)inode, blk);
 	if (!old && (rc = ext2fs_iblk_add_blocks(x->fs, (struct ext2_inode *)inode, 1)))
 		return rc;
+	/* the owner is charged the block, as the kernel charges it */
+	if (!old && (rc = quota_charge(x->quota, inode, EXT2_CLUSTER_SIZE(x->fs->super))))
+		return rc;
 	rc = ext2fs_write_inode_full(x->fs, ino, (struct ext2_inode *)inode, (int)x->isize);
 	if (rc)
 		return rc;
@@ -763,38 +865,58 @@ static int set_in_inode(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode_l
 }
 
 /* Any attribute, through libext2fs (checksums, in-inode placement, copy-on-write of shared
- * blocks); a block it allocates or frees is made durable as soon as it can be. */
+ * blocks); a block it allocates or frees is made durable as soon as it can be, and charged to
+ * the owner's quota. */
 static errcode_t set_by_library(struct xattr_ctx *x, ext2_ino_t ino, const char *name,
 				const void *value, size_t len)
 {
+	struct ext2_inode_large *in = (struct ext2_inode_large *)x->ibuf;
 	struct ext2_xattr_handle *h;
-	struct ext2_inode before_inode, after;
 	errcode_t rc;
 
 	x->block_nr = 0; /* the library may rewrite the block we cached */
-	if ((rc = ext2fs_read_inode(x->fs, ino, &before_inode)))
+	if ((rc = ext2fs_read_inode_full(x->fs, ino, (struct ext2_inode *)in, (int)x->isize)))
 		return rc;
-	blk64_t before = ext2fs_file_acl_block(x->fs, &before_inode);
-	if (before && (rc = cache_release(x, before)))
-		return rc;
-	rc = ext2fs_xattrs_open(x->fs, ino, &h);
-	if (rc)
-		return rc;
+	blk64_t before = ext2fs_file_acl_block(x->fs, (struct ext2_inode *)in);
+	blk64_t iblocks = ext2fs_get_stat_i_blocks(x->fs, (struct ext2_inode *)in);
+	x->no_alloc = LINUX_S_ISLNK(in->i_mode) && (in->i_flags & EXT4_INLINE_DATA_FL);
+	if (before) {
+		/* A shared block is copied before the change (a block taken): the library drops the
+		 * old block's reference before it allocates, so a refusal must come first. */
+		if ((rc = read_block(x, ino, before)))
+			goto out;
+		if (((struct ext2_ext_attr_header *)x->block)->h_refcount > 1 &&
+		    (rc = may_allocate(x)))
+			goto out;
+		x->block_nr = 0;
+		if ((rc = cache_release(x, before)))
+			goto out;
+	}
+	if ((rc = ext2fs_xattrs_open(x->fs, ino, &h)))
+		goto out;
 	rc = ext2fs_xattrs_read(h);
 	if (!rc)
 		rc = ext2fs_xattr_set(h, name, value, len);
 	errcode_t rc2 = ext2fs_xattrs_close(&h);
-	if (rc || rc2)
-		return rc ? rc : rc2;
+	if (rc || rc2) {
+		rc = rc ? rc : rc2;
+		goto out;
+	}
 	/* the library wrote the block and the inode; the bitmap follows as soon as it can */
-	if ((rc = ext2fs_read_inode(x->fs, ino, &after)))
-		return rc;
-	blk64_t now = ext2fs_file_acl_block(x->fs, &after);
+	if ((rc = ext2fs_read_inode_full(x->fs, ino, (struct ext2_inode *)in, (int)x->isize)))
+		goto out;
+	blk64_t now = ext2fs_file_acl_block(x->fs, (struct ext2_inode *)in);
+	int64_t delta = (int64_t)ext2fs_get_stat_i_blocks(x->fs, (struct ext2_inode *)in) -
+			(int64_t)iblocks;
+	if ((rc = quota_charge(x->quota, in, delta * 512)))
+		goto out;
 	if (now != before && now && (rc = persist_alloc(x, now)))
-		return rc;
+		goto out;
 	if (now != before && before && ext2fs_group_of_blk2(x->fs, before) !=
 	    (now ? ext2fs_group_of_blk2(x->fs, now) : (dgrp_t)-1))
 		rc = persist_alloc(x, before);
+out:
+	x->no_alloc = false;
 	return rc;
 }
 
@@ -804,10 +926,16 @@ errcode_t xattr_set_label(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode
 	const char *cur;
 	size_t curlen, len = strlen(ctx) + 1;
 	unsigned others;
+	bool inum;
 	errcode_t rc;
 
-	rc = inspect(x, ino, inode, &cur, &curlen, &others);
+	rc = inspect(x, ino, inode, &cur, &curlen, &others, &inum);
 	if (rc)
+		return rc;
+	/* values in EA inodes: a rewrite would change what e2fsck checks of them; left alone */
+	if (inum)
+		return XATTR_E_EA_INODE;
+	if ((rc = may_write(x)) || (rc = ensure_feature(x)))
 		return rc;
 	bool no_ibody = EXT2_INODE_SIZE(x->fs->super) <= EXT2_GOOD_OLD_INODE_SIZE;
 	if (no_ibody && !others && !(inode->i_flags & EXT4_EA_INODE_FL))
@@ -858,7 +986,27 @@ errcode_t xattr_get_digest(struct xattr_ctx *x, ext2_ino_t ino, unsigned char *o
 errcode_t xattr_set_digest(struct xattr_ctx *x, ext2_ino_t ino, const unsigned char *digest,
 			   size_t len)
 {
+	struct ext2_inode_large *in = (struct ext2_inode_large *)x->ibuf;
+	const char *cur;
+	size_t curlen;
+	unsigned others;
+	bool inum;
+	errcode_t rc = ext2fs_read_inode_full(x->fs, ino, (struct ext2_inode *)in, (int)x->isize);
+	if (!rc)
+		rc = inspect(x, ino, in, &cur, &curlen, &others, &inum);
+	if (rc)
+		return rc;
+	if (inum)
+		return XATTR_E_EA_INODE;
+	if ((rc = may_write(x)) || (rc = ensure_feature(x)))
+		return rc;
 	return set_by_library(x, ino, DIGEST_NAME, digest, len);
+}
+
+errcode_t xattr_commit_quota(struct xattr_ctx *x, char *why, size_t n)
+{
+	*why = 0;
+	return quota_commit(x->quota, why, n);
 }
 
 static int cmp_blk(const void *a, const void *b)

@@ -141,6 +141,7 @@ crashed() { grep -l -e 'Sanitizer' -e 'runtime error' -e 'Aborted' -e 'Assertion
 #           wlabel  label exits 1 (PATTERN), check 0: reading the labels is unaffected, only a
 #                   write would make things worse
 #           rlabel  label refused (2, PATTERN), check 0 (the same)
+#           rlabel1 label refused (2, PATTERN: before any write), check 1 (it reads what it can)
 #           fine    no damage by the file system's rules (but /data/f3's label is gone): e2fsck
 #                   clean, check 1 (f3 differs), label 0 and f3 and f6 get their labels
 #   PATTERN a glob the messages must match (label's; and check's where it reports)
@@ -170,6 +171,7 @@ corrupt() {
 	warn | warn-) cw=1 lw=1 ;;
 	wlabel) cw=0 lw=1 ;;
 	rlabel) cw=0 lw=2 ;;
+	rlabel1) cw=1 lw=2 ;;
 	fine) cw=1 lw=0 ;;
 	esac
 	f=""
@@ -186,7 +188,7 @@ corrupt() {
 	esac
 	[ "$s0" = "$s1" ] || f="$f check changed the image;"
 	[ "$want" = refuse ] && [ "$s1" != "$s2" ] && f="$f the refused image changed;"
-	[ "$want" = rlabel ] && [ "$s1" != "$s2" ] && f="$f the refused image changed;"
+	case $want in rlabel*) [ "$s1" != "$s2" ] && f="$f the refused image changed;" ;; esac
 	new=$(comm -13 "$c.fsck0" "$c.fsck1")
 	[ -z "$new" ] || f="$f e2fsck -fn reports new problems after label: $(echo "$new" | head -n 4 | tr '\n' '|');"
 	case $want in warn | wlabel | fine)
@@ -284,7 +286,9 @@ for k in 128 256; do
 	corrupt ea_no_end_marker_$k n$k warn "*/data/f1:*inode $F1*name length*" 'X fill $I $(($(X acl $I '"$F1"') + 32)) 992 1'
 	corrupt ea_value_inum_$k n$k warn "*/data/f1:*inode $F1*extended attribute*corrupted*" 'X poke $I $(($(X acl $I '"$F1"') + 36)) "<I" 999999'
 	corrupt ea_block_outside_$k n$k warn "*/data/f1:*inode $F1*Illegal extended attribute block*" 'debugfs -w -R "sif /data/f1 file_acl 99999999" $I'
-	corrupt ea_block_on_metadata_$k n$k warn "*/data/f1:*inode $F1*bad header*" 'debugfs -w -R "sif /data/f1 file_acl 2" $I'
+	# a block claimed twice (a group descriptor block as f1's attribute block): refused before
+	# any write, since writing to one owner changes the other
+	corrupt ea_block_on_metadata_$k n$k rlabel1 "*refusing to write to it: block 2 is inode $F1's attribute block and is claimed by another inode or the file system's own metadata too*" 'debugfs -w -R "sif /data/f1 file_acl 2" $I'
 done
 # h_refcount of the block /data, f3, f5, f7, sub and sub/x share: dropping a reference trusts it
 # (too low: before the fix the block was freed while 3 inodes still used it; too high: leaked)

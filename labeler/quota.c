@@ -1,0 +1,216 @@
+/*
+ * Quota usage, kept right when a label takes or gives back a block. With the quota feature the
+ * image holds, per user, group and project, the space its files use (ext4's quota files, in the
+ * v2 tree format: a 4-level radix tree of 1 KiB blocks indexed by id, leaves of 72-byte entries);
+ * e2fsck adds up every inode's blocks (an attribute block counts once for each inode using it)
+ * and reports a usage that differs. The kernel charges a new attribute block to the inode's
+ * owner: so do we. Changes are added up while the labels are written and made once, at the end:
+ * only existing entries are updated (a file's owner already has one), nothing is allocated.
+ */
+#include <errno.h>
+#include <et/com_err.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "label.h"
+
+#define QT_BLK 1024
+#define QT_DEPTH 4
+#define DQ_HDR 16     /* a leaf block's header */
+#define DQ_ENTRY 72   /* struct v2r1_disk_dqblk */
+#define DQ_CURSPACE 48 /* its dqb_curspace */
+
+enum { QUSR, QGRP, QPRJ, QTYPES };
+static const char *const type_names[QTYPES] = { "user", "group", "project" };
+static const uint32_t magics[QTYPES] = { 0xd9c01f11, 0xd9c01927, 0xd9c03f14 };
+
+struct qdelta {
+	uint64_t key; /* type << 32 | id, plus 1 (0: empty slot) */
+	int64_t bytes;
+};
+
+struct quota {
+	ext2_filsys fs;
+	ext2_ino_t file[QTYPES];
+	struct qdelta *d;
+	size_t n, mask;
+};
+
+struct quota *quota_new(ext2_filsys fs)
+{
+	struct ext2_super_block *sb = fs->super;
+	if (!ext2fs_has_feature_quota(sb))
+		return NULL;
+	struct quota *q = calloc(1, sizeof(*q));
+	if (!q)
+		return NULL;
+	q->fs = fs;
+	q->file[QUSR] = sb->s_usr_quota_inum;
+	q->file[QGRP] = sb->s_grp_quota_inum;
+	q->file[QPRJ] = ext2fs_has_feature_project(sb) ? sb->s_prj_quota_inum : 0;
+	return q;
+}
+
+void quota_free(struct quota *q)
+{
+	if (q)
+		free(q->d);
+	free(q);
+}
+
+static int add(struct quota *q, int type, uint32_t id, int64_t bytes)
+{
+	if (!q->file[type] || !bytes)
+		return 0;
+	if (!q->d || (q->n + 1) * 2 > q->mask + 1) {
+		size_t nm = q->d ? q->mask * 2 + 1 : 63;
+		struct qdelta *nd = calloc(nm + 1, sizeof(*nd));
+		if (!nd)
+			return ENOMEM;
+		for (size_t i = 0; q->d && i <= q->mask; i++)
+			if (q->d[i].key) {
+				size_t b = (size_t)(q->d[i].key * 0x9e3779b97f4a7c15ull >> 40) & nm;
+				while (nd[b].key)
+					b = (b + 1) & nm;
+				nd[b] = q->d[i];
+			}
+		free(q->d);
+		q->d = nd;
+		q->mask = nm;
+	}
+	uint64_t key = ((uint64_t)type << 32 | id) + 1;
+	size_t b = (size_t)(key * 0x9e3779b97f4a7c15ull >> 40) & q->mask;
+	while (q->d[b].key && q->d[b].key != key)
+		b = (b + 1) & q->mask;
+	if (!q->d[b].key) {
+		q->d[b].key = key;
+		q->n++;
+	}
+	q->d[b].bytes += bytes;
+	return 0;
+}
+
+int quota_charge(struct quota *q, const struct ext2_inode_large *inode, int64_t bytes)
+{
+	if (!q || !bytes)
+		return 0;
+	const struct ext2_inode *in = (const struct ext2_inode *)inode;
+	int rc = add(q, QUSR, inode_uid(*in), bytes);
+	if (!rc)
+		rc = add(q, QGRP, inode_gid(*in), bytes);
+	/* the project id, where the inode is large enough to hold it (e2fsck's rule) */
+	uint32_t projid = 0;
+	if (EXT2_INODE_SIZE(q->fs->super) > EXT2_GOOD_OLD_INODE_SIZE &&
+	    EXT2_GOOD_OLD_INODE_SIZE + (size_t)inode->i_extra_isize >=
+		    offsetof(struct ext2_inode_large, i_projid) + sizeof(inode->i_projid))
+		projid = inode->i_projid;
+	if (!rc)
+		rc = add(q, QPRJ, projid, bytes);
+	return rc;
+}
+
+static errcode_t qread(ext2_file_t f, uint64_t off, char *buf)
+{
+	unsigned got = 0;
+	errcode_t rc = ext2fs_file_llseek(f, off, EXT2_SEEK_SET, NULL);
+	if (!rc)
+		rc = ext2fs_file_read(f, buf, QT_BLK, &got);
+	return rc ? rc : got == QT_BLK ? 0 : EXT2_ET_SHORT_READ;
+}
+
+/* The offset of id's entry in the quota file f (0: none). */
+static errcode_t find_entry(ext2_file_t f, uint32_t id, char *buf, uint64_t *at)
+{
+	uint32_t blk = 1;
+	errcode_t rc;
+	*at = 0;
+	for (int depth = 0; depth < QT_DEPTH; depth++) {
+		uint32_t ref;
+		if ((rc = qread(f, (uint64_t)blk * QT_BLK, buf)))
+			return rc;
+		memcpy(&ref, buf + 4 * ((id >> ((QT_DEPTH - depth - 1) * 8)) & 0xff), 4);
+		blk = ext2fs_le32_to_cpu(ref);
+		if (!blk)
+			return 0;
+	}
+	if ((rc = qread(f, (uint64_t)blk * QT_BLK, buf)))
+		return rc;
+	static const char zero[DQ_ENTRY];
+	for (size_t o = DQ_HDR; o + DQ_ENTRY <= QT_BLK; o += DQ_ENTRY) {
+		uint32_t eid;
+		memcpy(&eid, buf + o, 4);
+		if (memcmp(buf + o, zero, DQ_ENTRY) && ext2fs_le32_to_cpu(eid) == id) {
+			*at = (uint64_t)blk * QT_BLK + o;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/* One quota file's changes: 0, or an errcode_t with why (naming file and id). */
+static errcode_t commit_type(struct quota *q, int type, char *why, size_t n)
+{
+	ext2_file_t f;
+	char buf[QT_BLK];
+	errcode_t rc = ext2fs_file_open(q->fs, q->file[type], EXT2_FILE_WRITE, &f), rc2;
+	if (rc) {
+		snprintf(why, n, "cannot open the %s quota file (inode %u): %s", type_names[type],
+			 q->file[type], error_message(rc));
+		return rc;
+	}
+	uint32_t hdr[2];
+	if (!(rc = qread(f, 0, buf))) {
+		memcpy(hdr, buf, sizeof(hdr));
+		if (ext2fs_le32_to_cpu(hdr[0]) != magics[type] || ext2fs_le32_to_cpu(hdr[1]) != 1)
+			rc = EXT2_ET_BAD_MAGIC;
+	}
+	for (size_t i = 0; !rc && i <= q->mask; i++) {
+		struct qdelta *d = &q->d[i];
+		if (!d->key || (int)((d->key - 1) >> 32) != type || !d->bytes)
+			continue;
+		uint32_t id = (uint32_t)(d->key - 1);
+		uint64_t at, space;
+		if ((rc = find_entry(f, id, buf, &at)))
+			break;
+		if (!at) {
+			snprintf(why, n, "the %s quota file (inode %u) has no entry for id %u: its usage "
+				 "is left as it was", type_names[type], q->file[type], id);
+			rc = EXT2_ET_FILESYSTEM_CORRUPTED;
+			break;
+		}
+		size_t o = (size_t)(at % QT_BLK);
+		memcpy(&space, buf + o + DQ_CURSPACE, 8);
+		space = ext2fs_le64_to_cpu(space);
+		space = d->bytes < 0 && (uint64_t)-d->bytes > space ? 0 : space + (uint64_t)d->bytes;
+		space = ext2fs_cpu_to_le64(space);
+		unsigned wrote = 0;
+		if (!(rc = ext2fs_file_llseek(f, at + DQ_CURSPACE, EXT2_SEEK_SET, NULL)) &&
+		    !(rc = ext2fs_file_write(f, &space, 8, &wrote)) && wrote != 8)
+			rc = EXT2_ET_SHORT_WRITE;
+		if (!rc)
+			d->bytes = 0;
+	}
+	if ((rc2 = ext2fs_file_close(f)) && !rc)
+		rc = rc2;
+	if (rc && !*why)
+		snprintf(why, n, "updating the %s quota file (inode %u) failed: %s", type_names[type],
+			 q->file[type], rc == EXT2_ET_BAD_MAGIC ? "not a v2 quota file"
+								  : error_message(rc));
+	return rc;
+}
+
+errcode_t quota_commit(struct quota *q, char *why, size_t n)
+{
+	errcode_t rc = 0;
+	*why = 0;
+	if (!q || !q->n)
+		return 0;
+	for (int t = 0; t < QTYPES && !rc; t++) {
+		bool any = false;
+		for (size_t i = 0; i <= q->mask && !any; i++)
+			any = q->d[i].key && (int)((q->d[i].key - 1) >> 32) == t && q->d[i].bytes;
+		if (any && q->file[t])
+			rc = commit_type(q, t, why, n);
+	}
+	return rc;
+}
