@@ -8,32 +8,33 @@
 
 _fclabel_commands="label check relabel diff lookup explain"
 
-_fclabel_opts_label="-S --file-contexts -a --mount-point -n --dry-run -e --exclude -v --verbose
+_fclabel_opts_label="-S --file-contexts --android-root --partition -a --mount-point -n --dry-run -e --exclude -v --verbose
 	--json --strict --force --base-only -z --undo -o --output --no-sync --atomic --in-place --policy --cross-mounts
 	--seapp --packages --digests --lock -T --threads -h --help"
-_fclabel_args_label="-S --file-contexts -a --mount-point -e --exclude --json -z --undo
+_fclabel_args_label="-S --file-contexts --android-root --partition -a --mount-point -e --exclude --json -z --undo
 	-o --output --policy --seapp --packages -T --threads"
 
-_fclabel_opts_check="-S --file-contexts -a --mount-point -e --exclude --json --base-only --policy
+_fclabel_opts_check="-S --file-contexts --android-root --partition -a --mount-point -e --exclude --json --base-only --policy
 	--cross-mounts -v --verbose --seapp --packages --digests --lock -T --threads -h --help"
-_fclabel_args_check="-S --file-contexts -a --mount-point -e --exclude --json --policy --seapp
+_fclabel_args_check="-S --file-contexts --android-root --partition -a --mount-point -e --exclude --json --policy --seapp
 	--packages -T --threads"
 
-_fclabel_opts_relabel="--from --to -a --mount-point -e --exclude -v --verbose --plan --verify
+_fclabel_opts_relabel="--from --to --android-root --partition -a --mount-point -e --exclude -v --verbose --plan --verify
 	--json --force --base-only -z --undo -o --output --no-sync --atomic --in-place --policy --cross-mounts
 	--seapp --from-seapp --packages --digests --lock -h --help"
-_fclabel_args_relabel="--from --to -a --mount-point -e --exclude --json -z --undo -o --output
+_fclabel_args_relabel="--from --to --android-root --partition -a --mount-point -e --exclude --json -z --undo -o --output
 	--policy --seapp --from-seapp --packages"
 
 _fclabel_opts_diff="--json --base-only -h --help"
 _fclabel_args_diff=""
 
-_fclabel_opts_lookup="-S --file-contexts --base-only -m --mode -v --verbose --batch -0 --null
+_fclabel_opts_lookup="-S --file-contexts --android-root --partition --base-only -m --mode -v --verbose --batch -0 --null
 	--policy --seapp --packages -h --help"
-_fclabel_args_lookup="-S --file-contexts -m --mode --policy --seapp --packages"
+_fclabel_args_lookup="-S --file-contexts --android-root --partition -m --mode --policy --seapp --packages"
 
-_fclabel_opts_explain="-S --file-contexts --base-only -m --mode --seapp --packages -h --help"
-_fclabel_args_explain="-S --file-contexts -m --mode --seapp --packages"
+_fclabel_opts_explain="-S --file-contexts --android-root --partition -v --verbose --base-only -m
+	--mode --seapp --packages -h --help"
+_fclabel_args_explain="-S --file-contexts --android-root --partition -m --mode --seapp --packages"
 
 # _fclabel_files WORD LIST: file names for WORD; with LIST=1, WORD is a comma-separated list
 # and only its last element is completed.
@@ -97,6 +98,15 @@ _fclabel()
 				[[ none == "$cur"* ]] && COMPREPLY+=(none)
 				;;
 			-m | --mode) COMPREPLY=($(compgen -W "f d l c b p s" -- "$cur")) ;;
+			--android-root)
+				compopt -o filenames 2>/dev/null
+				mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+				;;
+			# NAME=, then (bash splits at '=') a directory or image, as an operand
+			--partition)
+				COMPREPLY=($(compgen -W "system= system_ext= product= vendor= odm=" -- "$cur"))
+				compopt -o nospace 2>/dev/null
+				;;
 			# paths inside the image: nothing on this machine to complete
 			-a | --mount-point | -e | --exclude) ;;
 			*) _fclabel_files "$cur" 0 ;; # --json, --policy, -z/--undo, -o/--output, --packages

@@ -60,6 +60,21 @@ struct fc_load_opts {
 int fc_load_opts(fc_set **out, const char *const *files, size_t nfiles,
 		 const struct fc_load_opts *opts, struct fc_error *err);
 
+/* One file_contexts file held in memory (read out of an image, say). */
+struct fc_buf {
+	const char *name;  /* for messages and fc_spec.file, e.g. "vendor.img:/etc/selinux/..." */
+	const void *data;  /* text, or compiled (sefcontext_compile's form, by its magic number) */
+	size_t len;
+};
+/*
+ * Load file_contexts held in memory, in order, as fc_load reads several files: each buffer as it
+ * is, and nothing beside it (no NAME.bin, .homedirs, .local, .subs or .subs_dist: there is no
+ * file to look beside). flags: FC_NO_DUPS; the others do not apply. The set copies what it keeps:
+ * the buffers may be freed once it returns. Errors name the buffer's name, line and column.
+ */
+int fc_load_bufs(fc_set **out, const struct fc_buf *bufs, size_t nbufs, unsigned flags,
+		 struct fc_error *err);
+
 void fc_free(fc_set *set);
 
 enum fc_status {

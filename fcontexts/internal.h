@@ -130,6 +130,9 @@ struct fc_set {
 	_Atomic(struct fc_dindex *) dindex;
 };
 
+/* The largest file a set reads (1 GiB). */
+#define FC_MAX_FILE (1u << 30)
+
 /* specs.c: building the spec list, for the text and the compiled readers alike */
 void fc_seterr(struct fc_error *err, const char *file, unsigned line, unsigned col,
 	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));

@@ -160,23 +160,47 @@ static int build_orders(struct fc_set *set)
 	return 0;
 }
 
+/* A new, empty set for a load of n files: 0, EINVAL (none: err says so) or ENOMEM. */
+static int set_new(size_t n, struct fc_set **set, struct fc_error *err)
+{
+	if (err)
+		memset(err, 0, sizeof(*err));
+	if (!n) {
+		fc_seterr(err, NULL, 0, 0, "no file_contexts file given");
+		return EINVAL;
+	}
+	if (!(*set = calloc(1, sizeof(**set))))
+		return ENOMEM;
+	pthread_mutex_init(&(*set)->lock, NULL);
+	return 0;
+}
+
+/* The index over what was read (rc: how the reading went); the set to *out, or freed. */
+static int set_done(struct fc_set *set, int rc, fc_set **out, struct fc_error *err)
+{
+	if (!rc)
+		rc = fc_build_index(set, err);
+	if (!rc)
+		rc = build_orders(set);
+	if (rc) {
+		if (rc == ENOMEM && err && !err->msg[0])
+			fc_seterr(err, NULL, 0, 0, "out of memory");
+		fc_free(set);
+		return rc;
+	}
+	*out = set;
+	return 0;
+}
+
 int fc_load_opts(fc_set **out, const char *const *files, size_t nfiles,
 		 const struct fc_load_opts *opts, struct fc_error *err)
 {
 	struct fc_set *set;
 	unsigned flags = opts ? opts->flags : 0;
-	int rc = 0;
+	int rc = set_new(nfiles, &set, err);
 
-	if (err)
-		memset(err, 0, sizeof(*err));
-	if (!nfiles) {
-		fc_seterr(err, NULL, 0, 0, "no file_contexts file given");
-		return EINVAL;
-	}
-	set = calloc(1, sizeof(*set));
-	if (!set)
-		return ENOMEM;
-	pthread_mutex_init(&set->lock, NULL);
+	if (rc)
+		return rc;
 	for (size_t i = 0; i < nfiles && !rc; i++)
 		rc = nfiles == 1 ? fc_parse_choose(set, files[i], false, err)
 				 : fc_parse_file(set, files[i], false, err);
@@ -196,18 +220,50 @@ int fc_load_opts(fc_set **out, const char *const *files, size_t nfiles,
 		rc = fc_parse_subs(set, opts->subs, &set->subs, false, err);
 	if (!rc && opts && opts->subs_dist)
 		rc = fc_parse_subs(set, opts->subs_dist, &set->dist, false, err);
-	if (!rc)
-		rc = fc_build_index(set, err);
-	if (!rc)
-		rc = build_orders(set);
-	if (rc) {
-		if (rc == ENOMEM && err && !err->msg[0])
-			fc_seterr(err, NULL, 0, 0, "out of memory");
-		fc_free(set);
-		return rc;
+	return set_done(set, rc, out, err);
+}
+
+/* One file held in memory, text or compiled; the text reader works in place, on a copy. */
+static int parse_mem(struct fc_set *set, const struct fc_buf *b, struct fc_error *err)
+{
+	const char *name = b->name ? b->name : "(memory)";
+	unsigned fileno_;
+	char *buf;
+	int rc;
+
+	if (b->len && !b->data) {
+		fc_seterr(err, name, 0, 0, "no data");
+		return EINVAL;
 	}
-	*out = set;
-	return 0;
+	if (b->len > FC_MAX_FILE) {
+		fc_seterr(err, name, 0, 0, "file is %zu bytes, larger than the 1 GiB limit", b->len);
+		return EFBIG;
+	}
+	if ((rc = fc_keep_name(set, name, &fileno_)))
+		return rc;
+	if (fc_bin_magic(b->data, b->len))
+		return fc_parse_bin(set, fileno_, b->data, -1, b->len, err);
+	if (!(buf = fc_balloc(set, b->len + 1, 16)))
+		return ENOMEM;
+	if (b->len)
+		memcpy(buf, b->data, b->len);
+	buf[b->len] = 0;
+	return fc_parse_text(set, fileno_, buf, b->len, err);
+}
+
+int fc_load_bufs(fc_set **out, const struct fc_buf *bufs, size_t nbufs, unsigned flags,
+		 struct fc_error *err)
+{
+	struct fc_set *set;
+	int rc = set_new(nbufs, &set, err);
+
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < nbufs && !rc; i++)
+		rc = parse_mem(set, &bufs[i], err);
+	if (!rc && (flags & FC_NO_DUPS))
+		rc = check_dups(set, set->nspecs, err);
+	return set_done(set, rc, out, err);
 }
 
 int fc_load(fc_set **out, const char *const *files, size_t nfiles, unsigned flags,

@@ -16,8 +16,6 @@
 
 #include "internal.h"
 
-#define FC_MAX_FILE (1u << 30)
-
 void fc_seterr(struct fc_error *err, const char *file, unsigned line, unsigned col,
 	       const char *fmt, ...)
 {

@@ -42,8 +42,15 @@ errcode_t imgfmt_detect(const char *path, enum img_format *fmt, char *why, size_
 		snprintf(why, whylen, "%s", strerror(errno));
 		return errno;
 	}
+	errno = 0;
 	bool got = ic_pread_all(fd, &magic, 4, 0);
+	int e = errno;
 	close(fd);
+	if (!got && e) {
+		/* (a file shorter than the magic is no sparse image: it fails later as a raw one) */
+		snprintf(why, whylen, "cannot read it: %s", strerror(e));
+		return e;
+	}
 	*fmt = got && magic == SPARSE_MAGIC ? IMGFMT_SPARSE : IMGFMT_RAW;
 	return 0;
 }

@@ -10,8 +10,17 @@
 static const char usage_text[] =
 	"fclabel explain -S FC[,FC...] [--base-only] [-m MODE] [--seapp SEAPP[,...] --packages LIST]\n"
 	"                PATH...\n"
+	"       fclabel explain --android-root ROOT [--partition NAME=PATH]... [--packages LIST]\n"
+	"                [-m MODE] [-v] PATH...\n"
 	"\n"
 	"  -S, --file-contexts FC[,FC...]  file_contexts files, in order (repeatable)\n"
+	"      --android-root ROOT  instead of -S: the device's own file_contexts, and its\n"
+	"                         seapp_contexts with --packages, found in ROOT as the device\n"
+	"                         finds them: a mounted root, extracted partitions or NAME.img\n"
+	"                         images\n"
+	"      --partition NAME=PATH  where partition NAME (system, system_ext, product, vendor,\n"
+	"                         odm) is: a directory or an image (repeatable)\n"
+	"  -v, --verbose          say which files the policy was read from\n"
 	"      --base-only        with one file: skip FILE.homedirs and FILE.local\n"
 	"  -m, --mode MODE        file mode: octal or one of f d l c b p s (default 0: any type)\n"
 	"      --seapp SEAPP[,...]  Android app data: also the seapp_contexts line that decides\n"
@@ -73,25 +82,30 @@ int cmd_explain(int argc, char **argv)
 		{ "mode", required_argument, NULL, 'm' },
 		{ "seapp", required_argument, NULL, 'A' },
 		{ "packages", required_argument, NULL, 'K' },
+		{ "android-root", required_argument, NULL, OPT_ANDROID_ROOT },
+		{ "partition", required_argument, NULL, OPT_PARTITION },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	struct policy_opts po = { 0 };
 	struct app_rules ar = { 0 };
 	int c, status = EXIT_OK;
+	bool verbose = false;
+	fc_set *set = NULL;
 
-	while ((c = getopt_long(argc, argv, "S:m:h", opts, NULL)) != -1) {
-		if (!policy_opt(c, optarg, &po, "explain", usage_text))
+	while ((c = getopt_long(argc, argv, "S:m:vh", opts, NULL)) != -1) {
+		if (c == 'v')
+			verbose = true;
+		else if (!policy_opt(c, optarg, &po, "explain", usage_text))
 			die_usage("explain", usage_text);
 	}
-	if (!po.files.n || optind >= argc) {
-		fprintf(stderr, "fclabel explain: %s\n",
-			!po.files.n ? "-S FILE_CONTEXTS is required" : "give at least one PATH");
+	if (optind >= argc) {
+		fprintf(stderr, "fclabel explain: give at least one PATH\n");
 		die_usage("explain", usage_text);
 	}
-	fc_set *set = load_policy("explain", &po.files, po.flags);
 	mode_t mode = po.mode;
-	if (!set || (status = app_rules_load("explain", &po, set, &ar)) != EXIT_OK) {
+	if (policy_opts_load("explain", usage_text, &po, verbose, &set, &ar) != EXIT_OK) {
 		policy_opts_free(&po);
 		app_rules_free(&ar);
 		if (set)

@@ -13,8 +13,16 @@ static const char usage_text[] =
 	"               [--seapp SEAPP[,...] --packages LIST] PATH...\n"
 	"       fclabel lookup -S FC[,FC...] [--base-only] [--policy SEPOLICY] --batch [-0] [-v]\n"
 	"               [--seapp SEAPP[,...] --packages LIST] < RECORDS\n"
+	"       fclabel lookup --android-root ROOT [--partition NAME=PATH]... [--packages LIST]\n"
+	"               [--policy SEPOLICY] [-m MODE] [-v] PATH... (or --batch [-0] < RECORDS)\n"
 	"\n"
 	"  -S, --file-contexts FC[,FC...]  file_contexts files, in order (repeatable)\n"
+	"      --android-root ROOT  instead of -S: the device's own file_contexts, and its\n"
+	"                         seapp_contexts with --packages, found in ROOT as the device\n"
+	"                         finds them: a mounted root, extracted partitions or NAME.img\n"
+	"                         images (-v: which files)\n"
+	"      --partition NAME=PATH  where partition NAME (system, system_ext, product, vendor,\n"
+	"                         odm) is: a directory or an image (repeatable)\n"
 	"      --base-only        with one file: skip FILE.homedirs and FILE.local\n"
 	"  -m, --mode MODE        file mode: octal (0100644, 040755, 0) or one of f d l c b p s;\n"
 	"                         default 0, which lets typed specs match any file\n"
@@ -134,6 +142,8 @@ int cmd_lookup(int argc, char **argv)
 		{ "policy", required_argument, NULL, 'p' },
 		{ "seapp", required_argument, NULL, 'A' },
 		{ "packages", required_argument, NULL, 'K' },
+		{ "android-root", required_argument, NULL, OPT_ANDROID_ROOT },
+		{ "partition", required_argument, NULL, OPT_PARTITION },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -157,22 +167,13 @@ int cmd_lookup(int argc, char **argv)
 		default: die_usage("lookup", usage_text);
 		}
 	}
-	if (!po.files.n) {
-		fprintf(stderr, "fclabel lookup: -S FILE_CONTEXTS is required\n");
-		die_usage("lookup", usage_text);
-	}
 	if (use_batch == (optind < argc)) {
 		fprintf(stderr, "fclabel lookup: give PATHs or --batch, not %s\n",
 			use_batch ? "both" : "neither");
 		die_usage("lookup", usage_text);
 	}
-	set = load_policy("lookup", &po.files, po.flags);
-	if (!set) {
-		policy_opts_free(&po);
-		return EXIT_USAGE;
-	}
-	if ((sepolicy && (c = policy_check("lookup", sepolicy, set)) != EXIT_OK) ||
-	    (c = app_rules_load("lookup", &po, set, &ar)) != EXIT_OK) {
+	if ((c = policy_opts_load("lookup", usage_text, &po, o.verbose, &set, &ar)) != EXIT_OK ||
+	    (sepolicy && (c = policy_check("lookup", sepolicy, set)) != EXIT_OK)) {
 		app_rules_free(&ar);
 		policy_opts_free(&po);
 		fc_free(set);

@@ -86,8 +86,13 @@ static int put(struct run *r, const struct label_file *f, const struct walk_entr
 	char why[512];
 	errcode_t rc;
 	if (r->src) {
-		if (r->src->set_digest(r->src->arg, f, d, FC_DIGEST_LEN, why, sizeof(why)) == 0)
+		int rc2 = r->src->set_digest(r->src->arg, f, d, FC_DIGEST_LEN, why, sizeof(why));
+		if (rc2 == 0)
 			return 0;
+		if (rc2 == LSET_READONLY) {
+			label_read_only(r, f->path);
+			return -1;
+		}
 	} else {
 		if (!(rc = xattr_set_digest(r->x, e->ino, d, FC_DIGEST_LEN)))
 			return 0;

@@ -239,6 +239,10 @@ static bool write_label(struct run *r, const struct label_file *f, const struct 
 	errcode_t xrc;
 	if (r->src) {
 		src = r->src->set(r->src->arg, f, w->ctx, w2, sizeof(w2));
+		if (src == LSET_READONLY) {
+			label_read_only(r, f->path);
+			return false;
+		}
 	} else if ((xrc = xattr_set_label(r->x, e->ino, e->inode, w->ctx))) {
 		src = xrc == EXT2_ET_BLOCK_ALLOC_FAIL ? LSET_NOSPACE : LSET_ERROR;
 		why = xattr_strerror(r->x, xrc);
@@ -482,6 +486,13 @@ static int label_one(struct run *r, const struct label_file *f, const struct wal
 
 volatile sig_atomic_t label_stop_signal;
 
+void label_read_only(struct run *r, const char *path)
+{
+	if (!r->read_only)
+		snprintf(r->read_only_at, sizeof(r->read_only_at), "%s", path);
+	r->read_only = true;
+}
+
 bool label_image_refused(struct run *r, errcode_t rc)
 {
 	if (rc != XATTR_E_CLAIMS)
@@ -496,7 +507,7 @@ static int visit_file(struct run *r, const struct label_file *f, const struct wa
 	const struct label_opts *o = r->o;
 
 	/* SIGINT or SIGTERM, an I/O error of the image, or an image refused: the walk stops here */
-	if (label_stop_signal || r->refused || (r->img && imgfmt_io_error()))
+	if (label_stop_signal || r->refused || r->read_only || (r->img && imgfmt_io_error()))
 		return -1;
 
 	r->entry_wrong = false;
@@ -604,6 +615,8 @@ static errcode_t stopped(struct run *r, errcode_t rc)
 		return LABEL_IO_FAILED;
 	if (r->refused)
 		return LABEL_REFUSED;
+	if (r->read_only)
+		return LABEL_READ_ONLY;
 	return rc;
 }
 
@@ -689,7 +702,7 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 			img ? "image" : "file system", img ? "block" : "space",
 			st->nospace > 10 ? "the first 10 are named above" : "named above");
 	if (r.x)
-		xattr_stats(r.x, &st->ea_allocated, &st->ea_shared);
+		xattr_stats(r.x, &st->ea_allocated, &st->ea_shared, &st->claims_seconds);
 	xattr_free(r.x);
 	free(r.suspect);
 	free(r.ds);
@@ -700,6 +713,10 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 		st->interrupted = true;
 	} else if (rc == LABEL_IO_FAILED) {
 		fprintf(stderr, "fclabel %s: %s; stopped\n", o->cmd, imgfmt_io_error());
+		st->errors++;
+	} else if (rc == LABEL_READ_ONLY) {
+		fprintf(stderr, "fclabel %s: %s: %s is on a read-only file system; stopped at the first "
+			"write\n", o->cmd, name, qname(r.read_only_at));
 		st->errors++;
 	} else if (rc == LABEL_REFUSED) {
 		fprintf(stderr, "fclabel %s: %s: refusing to write to it: %s; stopped (run e2fsck "
@@ -714,18 +731,20 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 	if (o->json) {
 		fprintf(o->json, "\n  ],\n  \"%s\": ", img ? "image" : "tree");
 		rpt_json_str(o->json, name);
+		policy_files_json(o->json, o->policy_files, o->npolicy_files);
 		fprintf(o->json, ",\n  \"mode\": \"%s\",\n  \"scanned\": %lu, \"changed\": %lu, "
 			"\"unchanged\": %lu, \"no_label\": %lu, \"conflicts\": %lu, \"errors\": %lu, "
 			"\"warnings\": %lu, \"ea_blocks_allocated\": %lu, \"ea_block_shares\": %lu, "
 			"\"dirs_entered\": %lu, \"dirs_skipped\": %lu, \"encrypted_dirs\": %lu,\n  "
 			"\"unknown_packages\": %lu, \"seapp_failed\": %lu, \"digests_%s\": %lu, "
-			"\"digests_unchanged\": %lu, \"digests_withheld\": %lu, \"seconds\": %.3f",
+			"\"digests_unchanged\": %lu, \"digests_withheld\": %lu, \"seconds\": %.3f, "
+			"\"claims_seconds\": %.3f",
 			o->mode == LM_LABEL ? "label" : o->mode == LM_DRYRUN ? "dry-run" : "check",
 			st->scanned, st->changed, st->unchanged, st->nolabel, st->conflicts,
 			st->errors, st->warnings, st->ea_allocated, st->ea_shared, st->dirs,
 			st->dirs_skipped, st->encrypted, st->unknown_pkgs, st->seapp_failed,
 			o->mode == LM_CHECK ? "stale" : "written", st->digests_written,
-			st->digests_unchanged, st->digests_withheld, st->seconds);
+			st->digests_unchanged, st->digests_withheld, st->seconds, st->claims_seconds);
 	}
 	return rc ? -1 : 0;
 }

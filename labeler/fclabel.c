@@ -78,8 +78,13 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
+		if (!strcmp(argv[1], commands[i].name)) {
+			/* getopt names the program in its messages: "fclabel label: ..." */
+			static char name[64];
+			snprintf(name, sizeof(name), "fclabel %s", argv[1]);
+			argv[1] = name;
 			return commands[i].run(argc - 1, argv + 1);
+		}
 	fprintf(stderr, "fclabel: '%s' is not a command\n", argv[1]);
 	usage(stderr);
 	return EXIT_USAGE;
@@ -118,12 +123,8 @@ void fcfiles_free(struct fcfiles *f)
 	f->n = 0;
 }
 
-fc_set *load_policy(const char *cmd, const struct fcfiles *f, unsigned flags)
+fc_set *fc_loaded(const char *cmd, int rc, fc_set *set, const struct fc_error *err)
 {
-	struct fc_error err;
-	fc_set *set = NULL;
-	int rc = fc_load(&set, (const char *const *)f->v, f->n, flags, &err);
-
 	if (!rc) {
 		/* a compiled FC.bin (or FC) that did not load, and the other one that did */
 		const char *w = fc_load_warning(set);
@@ -136,16 +137,24 @@ fc_set *load_policy(const char *cmd, const struct fcfiles *f, unsigned flags)
 		return set;
 	}
 	fprintf(stderr, "fclabel %s: ", cmd);
-	if (err.file[0]) {
-		fprintf(stderr, "%s:", err.file);
-		if (err.line)
-			fprintf(stderr, "%u:", err.line);
-		if (err.column)
-			fprintf(stderr, "%u:", err.column);
+	if (err->file[0]) {
+		fprintf(stderr, "%s:", err->file);
+		if (err->line)
+			fprintf(stderr, "%u:", err->line);
+		if (err->column)
+			fprintf(stderr, "%u:", err->column);
 		fputc(' ', stderr);
 	}
-	fprintf(stderr, "%s\n", err.msg[0] ? err.msg : strerror(rc));
+	fprintf(stderr, "%s\n", err->msg[0] ? err->msg : strerror(rc));
 	return NULL;
+}
+
+fc_set *load_policy(const char *cmd, const struct fcfiles *f, unsigned flags)
+{
+	struct fc_error err;
+	fc_set *set = NULL;
+	int rc = fc_load(&set, (const char *const *)f->v, f->n, flags, &err);
+	return fc_loaded(cmd, rc, set, &err);
 }
 
 bool parse_mode(const char *s, mode_t *mode)
@@ -195,6 +204,13 @@ bool policy_opt(int c, const char *arg, struct policy_opts *p, const char *cmd, 
 	case 'K':
 		p->packages = arg;
 		return true;
+	case OPT_ANDROID_ROOT:
+		p->aroot.root = arg;
+		return true;
+	case OPT_PARTITION:
+		if (!aroot_partition(&p->aroot, cmd, arg))
+			die_usage(cmd, usage);
+		return true;
 	case 'm':
 		if (!parse_mode(arg, &p->mode)) {
 			fprintf(stderr, "fclabel %s: bad mode '%s'\n", cmd, arg);
@@ -211,8 +227,9 @@ bool policy_opt(int c, const char *arg, struct policy_opts *p, const char *cmd, 
 
 void die_usage(const char *cmd, const char *usage_text)
 {
-	fprintf(stderr, "usage: %s\n", usage_text);
-	(void)cmd;
+	/* the synopsis's first line, and where the rest is */
+	fprintf(stderr, "usage: %.*s\nsee 'fclabel %s --help'\n", (int)strcspn(usage_text, "\n"),
+		usage_text, cmd);
 	exit(EXIT_USAGE);
 }
 
@@ -228,13 +245,10 @@ static void seapp_report(const char *cmd, const struct seapp_error *err, int rc)
 	fprintf(stderr, "%s\n", err->msg[0] ? err->msg : strerror(rc));
 }
 
-seapp_set *load_seapp(const char *cmd, const struct fcfiles *f)
+seapp_set *seapp_loaded(const char *cmd, int rc, seapp_set *set, const struct seapp_error *err)
 {
-	struct seapp_error err = { 0 };
-	seapp_set *set = NULL;
-	int rc = seapp_load(&set, (const char *const *)f->v, f->n, &err);
 	if (rc) {
-		seapp_report(cmd, &err, rc);
+		seapp_report(cmd, err, rc);
 		return NULL;
 	}
 	size_t nv = seapp_neverallow_count(set);
@@ -243,6 +257,14 @@ seapp_set *load_seapp(const char *cmd, const struct fcfiles *f)
 			"skipped (the build's checkseapp checks and strips them; a device's files "
 			"have none)\n", cmd, nv);
 	return set;
+}
+
+seapp_set *load_seapp(const char *cmd, const struct fcfiles *f)
+{
+	struct seapp_error err = { 0 };
+	seapp_set *set = NULL;
+	int rc = seapp_load(&set, (const char *const *)f->v, f->n, &err);
+	return seapp_loaded(cmd, rc, set, &err);
 }
 
 pkg_list *load_packages(const char *cmd, const char *name, const char *buf, size_t len)
@@ -257,6 +279,19 @@ pkg_list *load_packages(const char *cmd, const char *name, const char *buf, size
 	return list;
 }
 
+/* The app data rules once r->sa is loaded: packages.list, and what joins them. */
+static int app_rules_finish(const char *cmd, const struct policy_opts *p, const fc_set *set,
+			    struct app_rules *r)
+{
+	if (!(r->pkgs = load_packages(cmd, p->packages, NULL, 0)))
+		return EXIT_USAGE;
+	if (!(r->ad = appdata_new(r->sa, NULL, r->pkgs, set))) {
+		fprintf(stderr, "fclabel %s: out of memory\n", cmd);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
 int app_rules_load(const char *cmd, const struct policy_opts *p, const fc_set *set,
 		   struct app_rules *r)
 {
@@ -267,14 +302,41 @@ int app_rules_load(const char *cmd, const struct policy_opts *p, const fc_set *s
 		fprintf(stderr, "fclabel %s: --seapp and --packages go together\n", cmd);
 		return EXIT_USAGE;
 	}
-	if (!(r->sa = load_seapp(cmd, &p->seapp)) ||
-	    !(r->pkgs = load_packages(cmd, p->packages, NULL, 0)))
+	if (!(r->sa = load_seapp(cmd, &p->seapp)))
 		return EXIT_USAGE;
-	if (!(r->ad = appdata_new(r->sa, NULL, r->pkgs, set))) {
-		fprintf(stderr, "fclabel %s: out of memory\n", cmd);
-		return EXIT_USAGE;
+	return app_rules_finish(cmd, p, set, r);
+}
+
+int policy_opts_load(const char *cmd, const char *usage, const struct policy_opts *p,
+		     bool verbose, fc_set **set, struct app_rules *r)
+{
+	struct policy_files pf;
+	int status;
+
+	*set = NULL;
+	memset(r, 0, sizeof(*r));
+	if (!aroot_given(&p->aroot)) {
+		if (!p->files.n) {
+			fprintf(stderr, "fclabel %s: -S FILE_CONTEXTS (or --android-root ROOT) is "
+				"required\n", cmd);
+			die_usage(cmd, usage);
+		}
+		if (!(*set = load_policy(cmd, &p->files, p->flags)))
+			return EXIT_USAGE;
+		return app_rules_load(cmd, p, *set, r);
 	}
-	return EXIT_OK;
+	if (p->files.n || p->seapp.n) {
+		fprintf(stderr, "fclabel %s: --android-root takes the file_contexts and seapp_contexts "
+			"from the device: %s cannot go with it\n", cmd, p->files.n ? "-S" : "--seapp");
+		die_usage(cmd, usage);
+	}
+	/* with --packages, the device's seapp_contexts too */
+	status = aroot_load(cmd, &p->aroot, p->flags, LOCK_WAIT, verbose, set,
+			    p->packages ? &r->sa : NULL, &pf);
+	policy_files_free(&pf);
+	if (status == EXIT_OK && p->packages)
+		status = app_rules_finish(cmd, p, *set, r);
+	return status;
 }
 
 void app_rules_free(struct app_rules *r)

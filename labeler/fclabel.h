@@ -43,13 +43,30 @@ void fcfiles_free(struct fcfiles *f);
 
 /* Loads the set or prints why not ("fclabel CMD: FILE:LINE: reason") and returns NULL. */
 fc_set *load_policy(const char *cmd, const struct fcfiles *f, unsigned flags);
+/* What a load returned (rc, set, err): the set (its warnings printed), or NULL after printing
+ * why, as load_policy does. */
+fc_set *fc_loaded(const char *cmd, int rc, fc_set *set, const struct fc_error *err);
 
 /* Loads seapp_contexts files (in the device's order), or prints why not ("fclabel CMD: FILE:LINE:
  * reason") and returns NULL. Says how many neverallow lines of a source file it skipped. */
 seapp_set *load_seapp(const char *cmd, const struct fcfiles *f);
+/* The same for what seapp_load or seapp_parse returned. */
+seapp_set *seapp_loaded(const char *cmd, int rc, seapp_set *set, const struct seapp_error *err);
 /* packages.list: parsed from buf (len bytes; name for messages), or read from the file name when
  * buf is NULL; NULL after saying why. */
 pkg_list *load_packages(const char *cmd, const char *name, const char *buf, size_t len);
+
+/* --android-root ROOT and --partition NAME=PATH (androidroot.c): where the device's own policy
+ * is read from. */
+#define AROOT_PARTS 5 /* system, system_ext, product, vendor, odm */
+struct aroot_args {
+	const char *root;              /* --android-root, or NULL */
+	const char *part[AROOT_PARTS]; /* --partition, by partition */
+};
+/* Whether either option was given. */
+bool aroot_given(const struct aroot_args *a);
+/* --partition NAME=PATH: false after saying why. */
+bool aroot_partition(struct aroot_args *a, const char *cmd, const char *arg);
 
 /* The options that lookup and explain share: -S, --base-only (as 'B'), -m and -h. Returns true
  * when c was one of them; a bad value ends the program with the usage. */
@@ -59,7 +76,10 @@ struct policy_opts {
 	mode_t mode;
 	struct fcfiles seapp;   /* --seapp (as 'A'): Android's app data rules */
 	const char *packages;   /* --packages (as 'K') */
+	struct aroot_args aroot; /* --android-root, --partition (OPT_ANDROID_ROOT, OPT_PARTITION) */
 };
+/* The long options without a letter. */
+enum { OPT_ANDROID_ROOT = 0x100, OPT_PARTITION };
 bool policy_opt(int c, const char *arg, struct policy_opts *p, const char *cmd, const char *usage);
 
 /* --seapp with --packages (lookup, explain): app data labels for paths. */
@@ -73,6 +93,11 @@ struct app_rules {
 int app_rules_load(const char *cmd, const struct policy_opts *p, const fc_set *set,
 		   struct app_rules *r);
 void app_rules_free(struct app_rules *r);
+/* lookup and explain: the -S files or the device's policy (--android-root, with its
+ * seapp_contexts when --packages is given), and the app data rules when asked for. EXIT_OK, or
+ * EXIT_USAGE after saying why (usage: when the options do not go together). */
+int policy_opts_load(const char *cmd, const char *usage, const struct policy_opts *p,
+		     bool verbose, fc_set **set, struct app_rules *r);
 void policy_opts_free(struct policy_opts *p);
 
 /* A file mode for lookups: octal digits, or one letter f d l c b p s. */

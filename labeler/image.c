@@ -81,9 +81,9 @@ static const char *no_room_for_copy(const char *name, const char *out, char *why
 		res = why;
 	} else if (statvfs(dir, &vfs) == 0 &&
 		   (unsigned long long)vfs.f_bavail * vfs.f_frsize < (unsigned long long)st.st_blocks * 512) {
-		snprintf(why, len, "%s has %llu MiB free, the copy needs %llu MiB", dir,
-			 (unsigned long long)vfs.f_bavail * vfs.f_frsize >> 20,
-			 (unsigned long long)st.st_blocks * 512 >> 20);
+		snprintf(why, len, "%s has %llu KiB free, the copy needs %llu KiB", dir,
+			 (unsigned long long)vfs.f_bavail * vfs.f_frsize >> 10,
+			 (unsigned long long)st.st_blocks * 512 >> 10);
 		res = why;
 	}
 	free(d);
@@ -246,8 +246,9 @@ static int check_mounted_without_table(const char *name, const char *cmd)
 	return 0;
 }
 
-/* A mounted (or otherwise busy) image is not written; -1: refused (printed). */
-static int check_mounted(const char *name, bool rw, const char *cmd)
+/* A mounted (or otherwise busy) image is not written; -1: refused (printed). *mounted: whether
+ * it is mounted. */
+static int check_mounted(const char *name, bool rw, const char *cmd, bool *mounted)
 {
 	int mflags = 0;
 	errcode_t rc = ext2fs_check_if_mounted(name, &mflags);
@@ -258,6 +259,7 @@ static int check_mounted(const char *name, bool rw, const char *cmd)
 			error_message(rc));
 		return -1;
 	}
+	*mounted = mflags & EXT2_MF_MOUNTED;
 	if (rw && (mflags & EXT2_MF_MOUNTED)) {
 		fprintf(stderr, "fclabel %s: %s is mounted%s; refusing to write to it (unmount it, or "
 			"use 'fclabel check' to read it)\n", cmd, name,
@@ -308,6 +310,13 @@ static int check_state(struct image *img, const char *name, unsigned flags, cons
 		problem = "its journal needs recovery (mount it once, or run e2fsck first)";
 	else if (!(sb->s_state & EXT2_VALID_FS))
 		problem = "its superblock says it was not cleanly unmounted (run e2fsck first)";
+	if (img->mounted && !img->rw) {
+		/* a mounted file system's journal, state and blocks are the kernel's, on their way */
+		fprintf(stderr, "fclabel %s: warning: %s is mounted%s: what is read may be stale (the "
+			"kernel may not have written everything back yet)\n", cmd, name,
+			problem ? ", and its superblock says it is in use" : "");
+		return 0;
+	}
 	if (!problem)
 		return 0;
 	if (!img->rw) {
@@ -462,9 +471,10 @@ static int lock_image(struct image *img, const char *name, bool rw, int how, con
 				close(fd);
 				return -1;
 			}
-			if (!said && isatty(STDERR_FILENO))
-				fprintf(stderr, "fclabel %s: waiting for the lock on %s%s\n", cmd,
-					qname(name), who);
+			if (!said)
+				fprintf(stderr, "fclabel %s: waiting for the lock on %s%s "
+					"(--lock=nonblock: do not wait)\n", cmd, qname(name),
+					*who ? who : " (held by another process)");
 			said = true;
 			/* waited for in steps, so that SIGINT and SIGTERM end the wait */
 			int r;
@@ -519,7 +529,7 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 	/* with -o, the image is only read: others may read it too */
 	if (lock_image(img, name, rw && !(p && p->output), p ? p->lock : LOCK_WAIT, cmd))
 		return -1;
-	if (choose_manager(img, name, rw, p, cmd, &io) || check_mounted(name, rw, cmd) ||
+	if (choose_manager(img, name, rw, p, cmd, &io) || check_mounted(name, rw, cmd, &img->mounted) ||
 	    open_fs(img, name, rw, io, cmd)) {
 		unlock_image(img);
 		return -1;
@@ -610,11 +620,9 @@ bool img_whole_or_nothing(const struct image *img)
 	return img->fmt == IMGFMT_SPARSE || img->replaced;
 }
 
-errcode_t img_read_file(struct image *img, const char *path, char **buf, size_t *len,
-			size_t max)
+errcode_t img_read_ino(struct image *img, ext2_ino_t ino, char **buf, size_t *len, size_t max)
 {
 	ext2_filsys fs = img->fs;
-	ext2_ino_t ino;
 	ext2_file_t file;
 	struct ext2_inode inode;
 	errcode_t rc;
@@ -622,9 +630,7 @@ errcode_t img_read_file(struct image *img, const char *path, char **buf, size_t 
 
 	*buf = NULL;
 	*len = 0;
-	/* namei follows no symlink in the last component: a packages.list that is one is refused */
-	if ((rc = ext2fs_namei(fs, EXT2_ROOT_INO, EXT2_ROOT_INO, path, &ino)) ||
-	    (rc = ext2fs_read_inode(fs, ino, &inode)))
+	if ((rc = ext2fs_read_inode(fs, ino, &inode)))
 		return rc;
 	if (!LINUX_S_ISREG(inode.i_mode))
 		return EXT2_ET_FILE_NOT_FOUND;
@@ -656,4 +662,18 @@ errcode_t img_read_file(struct image *img, const char *path, char **buf, size_t 
 	*buf = b;
 	*len = done;
 	return 0;
+}
+
+errcode_t img_read_file(struct image *img, const char *path, char **buf, size_t *len,
+			size_t max)
+{
+	ext2_ino_t ino;
+	errcode_t rc;
+
+	*buf = NULL;
+	*len = 0;
+	/* namei follows no symlink in the last component: a packages.list that is one is refused */
+	if ((rc = ext2fs_namei(img->fs, EXT2_ROOT_INO, EXT2_ROOT_INO, path, &ino)))
+		return rc;
+	return img_read_ino(img, ino, buf, len, max);
 }

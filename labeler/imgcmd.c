@@ -15,9 +15,18 @@
 #include "label.h"
 #include "policy.h"
 
+#define AROOT_HELP                                                                                 \
+	"      --android-root ROOT  instead of -S: the device's own file_contexts, and its\n"   \
+	"                         seapp_contexts for -a /data or with --packages, found in\n"    \
+	"                         ROOT as the device finds them: a mounted root, extracted\n"    \
+	"                         partitions or NAME.img images\n"                               \
+	"      --partition NAME=PATH  where partition NAME (system, system_ext, product, vendor,\n"\
+	"                         odm) is: a directory or an image (repeatable)\n"
+
 const char label_usage[] =
-	"fclabel label IMAGE|DIR -S FC[,FC...] [-a MOUNTPOINT] [-n] [-e PATH]... [-v] [--json FILE]\n"
-	"                    [--strict] [--force] [--base-only] [-z UNDO_FILE] [-o OUT] [--no-sync]\n"
+	"fclabel label IMAGE|DIR -S FC[,FC...]|--android-root ROOT [--partition NAME=PATH]...\n"
+	"                    [-a MOUNTPOINT] [-n] [-e PATH]... [-v] [--json FILE] [--strict] [--force]\n"
+	"                    [--base-only] [-z UNDO_FILE] [-o OUT] [--no-sync]\n"
 	"                    [--atomic|--in-place] [--policy SEPOLICY] [--cross-mounts]\n"
 	"                    [--seapp SEAPP[,SEAPP...] [--packages FILE]] [--digests]\n"
 	"                    [--lock[=yes|no|nonblock]] [-T N]\n"
@@ -25,6 +34,7 @@ const char label_usage[] =
 	"  IMAGE is an ext2/3/4 image or block device; DIR a mounted tree, labeled in place\n"
 	"\n"
 	"  -S, --file-contexts FC[,FC...]  file_contexts files, in order (repeatable)\n"
+	AROOT_HELP
 	"  -a, --mount-point DIR  the path the image is mounted at (e.g. /system)\n"
 	"  -n, --dry-run          change nothing; count (and with -v list) what would change\n"
 	"  -e, --exclude PATH     leave PATH and everything below it alone (repeatable)\n"
@@ -57,12 +67,14 @@ const char label_usage[] =
 	"  -h, --help             show this help";
 
 const char check_usage[] =
-	"fclabel check IMAGE|DIR -S FC[,FC...] [-a MOUNTPOINT] [-e PATH]... [--json FILE] [--base-only]\n"
-	"                    [--policy SEPOLICY] [--cross-mounts] [-v]\n"
+	"fclabel check IMAGE|DIR -S FC[,FC...]|--android-root ROOT [--partition NAME=PATH]...\n"
+	"                    [-a MOUNTPOINT] [-e PATH]... [--json FILE] [--base-only] [--policy SEPOLICY]\n"
+	"                    [--cross-mounts] [-v]\n"
 	"                    [--seapp SEAPP[,SEAPP...] [--packages FILE]] [--digests]\n"
 	"                    [--lock[=yes|no|nonblock]] [-T N]\n"
 	"\n"
 	"  -S, --file-contexts FC[,FC...]  file_contexts files, in order (repeatable)\n"
+	AROOT_HELP
 	"  -a, --mount-point DIR  the path the image is mounted at (e.g. /system)\n"
 	"  -e, --exclude PATH     leave PATH and everything below it out (repeatable)\n"
 	"      --json FILE        write a JSON report to FILE ('-': stdout) instead of the list\n"
@@ -84,7 +96,8 @@ const char check_usage[] =
 	"  -h, --help             show this help";
 
 const char relabel_usage[] =
-	"fclabel relabel IMAGE|DIR --from OLD_FC[,...]|none --to NEW_FC[,...] [-a MOUNTPOINT]\n"
+	"fclabel relabel IMAGE|DIR --from OLD_FC[,...]|none --to NEW_FC[,...]|--android-root ROOT\n"
+	"                      [--partition NAME=PATH]... [-a MOUNTPOINT]\n"
 	"                      [-e PATH]... [-v] [--plan] [--verify] [--json FILE] [--force]\n"
 	"                      [--base-only] [-z UNDO_FILE] [-o OUT] [--no-sync]\n"
 	"                      [--atomic|--in-place] [--policy SEPOLICY] [--cross-mounts]\n"
@@ -93,6 +106,11 @@ const char relabel_usage[] =
 	"\n"
 	"  --from OLD_FC[,...]    the file_contexts the image was labeled with ('none': label all)\n"
 	"  --to NEW_FC[,...]      the file_contexts to label it with now\n"
+	"      --android-root ROOT  instead of --to: the device's own file_contexts, and its\n"
+	"                         seapp_contexts for -a /data or with --packages (the new\n"
+	"                         ones), found in ROOT as the device finds them\n"
+	"      --partition NAME=PATH  where partition NAME (system, system_ext, product, vendor,\n"
+	"                         odm) is: a directory or an image (repeatable)\n"
 	"  -a, --mount-point DIR  the path the image is mounted at (e.g. /system)\n"
 	"  -e, --exclude PATH     leave PATH and everything below it alone (repeatable)\n"
 	"  -v, --verbose          print each change\n"
@@ -149,6 +167,8 @@ struct imgcmd {
 	struct img_params ip;
 	struct fcfiles files, from, seapp, from_seapp;
 	const char *packages;      /* --packages */
+	struct aroot_args aroot;   /* --android-root, --partition: the (new) policy is the device's */
+	struct policy_files pf;    /* ... read from these files */
 	seapp_set *sa, *old_sa;
 	pkg_list *pkgs;
 	struct label_opts o;
@@ -201,6 +221,8 @@ static const struct option image_opts[] = {
 	{ "packages", required_argument, NULL, 'K' },
 	{ "digests", no_argument, NULL, 'D' },
 	{ "lock", optional_argument, NULL, 'L' },
+	{ "android-root", required_argument, NULL, OPT_ANDROID_ROOT },
+	{ "partition", required_argument, NULL, OPT_PARTITION },
 	{ 0 }
 };
 
@@ -251,6 +273,11 @@ static int take_option(struct imgcmd *c, int opt, const char *arg)
 			return -1;
 		break;
 	case 'K': c->packages = arg; break;
+	case OPT_ANDROID_ROOT: c->aroot.root = arg; break;
+	case OPT_PARTITION:
+		if (!aroot_partition(&c->aroot, c->cmd, arg))
+			return -1;
+		break;
 	case 'L':
 		if (!arg || !strcmp(arg, "yes"))
 			c->ip.lock = LOCK_WAIT;
@@ -304,6 +331,12 @@ static int take_option(struct imgcmd *c, int opt, const char *arg)
 	return 0;
 }
 
+/* With --android-root, the device's seapp_contexts are wanted: for /data, or with --packages. */
+static bool aroot_seapp(const struct imgcmd *c)
+{
+	return (c->mp && !strcmp(c->mp, "/data")) || c->packages;
+}
+
 static int parse_options(struct imgcmd *c, int argc, char **argv)
 {
 	const char *shortopts = c->check ? "S:a:e:vT:h" : c->relabel ? "a:e:vz:o:h" : "S:a:ne:vz:o:T:h";
@@ -312,25 +345,40 @@ static int parse_options(struct imgcmd *c, int argc, char **argv)
 	int opt, r;
 
 	while ((opt = getopt_long(argc, argv, shortopts, image_opts, NULL)) != -1) {
-		if (strchr("OUPVsfzoYRIFT", opt) && !strchr(own, opt))
+		if (opt < 256 && strchr("OUPVsfzoYRIFT", opt) && !strchr(own, opt))
 			die_usage(c->cmd, c->usage);
 		if ((r = take_option(c, opt, optarg)))
 			return r;
 	}
-	if (optind + 1 != argc || !c->files.n || (c->relabel && !c->from.n && !c->from_none)) {
+	bool aroot = aroot_given(&c->aroot);
+	if (optind + 1 != argc || (!c->files.n && !aroot) ||
+	    (c->relabel && !c->from.n && !c->from_none)) {
 		fprintf(stderr, "fclabel %s: %s\n", c->cmd,
-			c->relabel && !c->files.n ? "--to FILE_CONTEXTS is required"
+			c->relabel && !c->files.n && !aroot
+				? "--to FILE_CONTEXTS (or --android-root ROOT) is required"
 			: c->relabel && !c->from.n && !c->from_none
 				? "--from FILE_CONTEXTS (or none) is required"
-			: !c->files.n ? "-S FILE_CONTEXTS is required" : "give exactly one IMAGE");
+			: !c->files.n && !aroot ? "-S FILE_CONTEXTS (or --android-root ROOT) is required"
+			: "give exactly one IMAGE");
 		die_usage(c->cmd, c->usage);
 	}
 	c->target = argv[optind];
 	if (c->mp)
 		c->o.mountpoint = c->mp;
-	if (!c->seapp.n && (c->packages || c->from_seapp.n)) {
+	if (aroot && (c->files.n || c->seapp.n)) {
+		fprintf(stderr, "fclabel %s: --android-root takes the file_contexts and seapp_contexts "
+			"from the device: %s cannot go with it\n", c->cmd,
+			c->files.n ? (c->relabel ? "--to" : "-S") : "--seapp");
+		die_usage(c->cmd, c->usage);
+	}
+	if (!c->seapp.n && !aroot && (c->packages || c->from_seapp.n)) {
 		fprintf(stderr, "fclabel %s: %s goes with --seapp\n", c->cmd,
 			c->packages ? "--packages" : "--from-seapp");
+		die_usage(c->cmd, c->usage);
+	}
+	if (aroot && c->from_seapp.n && !aroot_seapp(c)) {
+		fprintf(stderr, "fclabel %s: --from-seapp goes with app data rules: with "
+			"--android-root, -a /data or --packages\n", c->cmd);
 		die_usage(c->cmd, c->usage);
 	}
 	return 0;
@@ -441,8 +489,16 @@ static int load_policies(struct imgcmd *c)
 	int status, drc;
 
 	/* a policy with duplicate specs is refused, as setfiles refuses it */
-	if (!(c->set = load_policy(c->cmd, &c->files, c->flags | FC_NO_DUPS)))
+	if (aroot_given(&c->aroot)) {
+		if ((status = aroot_load(c->cmd, &c->aroot, c->flags | FC_NO_DUPS, c->ip.lock,
+					 c->o.verbose, &c->set, aroot_seapp(c) ? &c->sa : NULL,
+					 &c->pf)) != EXIT_OK)
+			return status;
+		c->o.policy_files = c->pf.v;
+		c->o.npolicy_files = c->pf.n;
+	} else if (!(c->set = load_policy(c->cmd, &c->files, c->flags | FC_NO_DUPS))) {
 		return EXIT_USAGE;
+	}
 	/* --policy: every context checked before the image (or a report) is opened */
 	if (c->sepolicy && (status = policy_check(c->cmd, c->sepolicy, c->set)) != EXIT_OK)
 		return status;
@@ -719,6 +775,7 @@ static int finish(struct imgcmd *c, int status, enum outcome out)
 	fcfiles_free(&c->from);
 	fcfiles_free(&c->seapp);
 	fcfiles_free(&c->from_seapp);
+	policy_files_free(&c->pf);
 	appdata_free(c->o.appdata);
 	seapp_free(c->sa);
 	seapp_free(c->old_sa);

@@ -18,6 +18,7 @@ struct image {
 	ext2_filsys fs;
 	const char *name;
 	bool rw, no_sync, replaced; /* replaced: written as a copy renamed over it */
+	bool mounted;               /* (read-only) the image is mounted: what is read may be stale */
 	enum img_format fmt;
 	int lockfd;                 /* holds the BSD lock on the image, -1 when none */
 };
@@ -47,6 +48,8 @@ bool image_is_labeled(struct image *img);
  * NUL-terminated malloc'd *buf. Returns 0 or an errcode_t. */
 errcode_t img_read_file(struct image *img, const char *path, char **buf, size_t *len,
 			size_t max);
+/* The same for the regular file at inode ino. */
+errcode_t img_read_ino(struct image *img, ext2_ino_t ino, char **buf, size_t *len, size_t max);
 /* Flushes and closes; returns 0, or -1 after printing why (the result was not written: a copy
  * left the image as it was; in place, what was written before the failure may be there). */
 int img_close(struct image *img, const char *cmd);
@@ -85,8 +88,10 @@ const char *xattr_strerror(const struct xattr_ctx *x, errcode_t rc);
 /* The quota usage changes of the labels written (quota.c), made in the quota files: 0, or an
  * errcode_t with why. */
 errcode_t xattr_commit_quota(struct xattr_ctx *x, char *why, size_t n);
-/* How many EA blocks this run allocated and how many references it added to shared ones. */
-void xattr_stats(const struct xattr_ctx *x, unsigned long *allocated, unsigned long *shared);
+/* How many EA blocks this run allocated and how many references it added to shared ones, and
+ * how long the look at the image's block claims took (claims.c). */
+void xattr_stats(const struct xattr_ctx *x, unsigned long *allocated, unsigned long *shared,
+		 double *claims_seconds);
 /* After a labeling walk: the reference counts of the label-only blocks made right. */
 errcode_t xattr_reconcile(struct xattr_ctx *x, unsigned long *fixed);
 /* The label blocks held in memory written to the image (before it is closed, and before
@@ -195,6 +200,9 @@ struct label_opts {
 				    * visits; else every directory) */
 	const fc_set *oldset;      /* relabel --digests: a subtree no change reaches is taken as
 				    * right when its root has the digest this policy gives */
+	const struct policy_file *policy_files; /* --android-root: the files the policy is from,
+						 * for the JSON report */
+	size_t npolicy_files;
 };
 struct label_stats {
 	unsigned long scanned, changed, unchanged, nolabel, conflicts, errors, warnings;
@@ -208,6 +216,7 @@ struct label_stats {
 	unsigned long digests_unchanged;   /* right already */
 	unsigned long digests_withheld;    /* not written: some label below is not right */
 	unsigned long total;               /* about how many files there are (progress) */
+	double claims_seconds;             /* the look at the image's block claims (claims.c) */
 	bool interrupted;                  /* stopped by SIGINT or SIGTERM */
 	double seconds;
 };
@@ -233,7 +242,8 @@ struct label_file {
 				      * engine looks it up), and what fc_lookup returned */
 	int res_rc;
 };
-enum { LSET_OK, LSET_ERROR, LSET_NOSPACE };
+/* LSET_READONLY: the file system is read-only (EROFS): the walk stops there, one error. */
+enum { LSET_OK, LSET_ERROR, LSET_NOSPACE, LSET_READONLY };
 struct label_src {
 	const char *name;          /* the directory, for messages */
 	unsigned long total;       /* about how many files: progress only */
@@ -248,7 +258,7 @@ struct label_src {
 	/* Writes ctx with its trailing NUL: LSET_OK, or LSET_ERROR / LSET_NOSPACE with a reason. */
 	int (*set)(void *arg, const struct label_file *f, const char *ctx, char *why, size_t n);
 	/* A directory's security.sehash (*len 0 when absent, at most 64 bytes), and writing it:
-	 * 0, or non-zero with why. */
+	 * 0, or non-zero with why (LSET_READONLY: a read-only file system). */
 	int (*get_digest)(void *arg, const struct label_file *f, unsigned char *out, size_t *len,
 			  char *why, size_t n);
 	int (*set_digest)(void *arg, const struct label_file *f, const unsigned char *d, size_t len,
@@ -279,6 +289,31 @@ bool label_excluded(const struct label_opts *o, const char *path, size_t len);
  * until the fourth call after. */
 const char *qname(const char *s);
 
+/* ---- androidroot.c: the device's own policy (--android-root, --partition) ---- */
+/* A file the policy was taken from: for -v and the JSON report. */
+struct policy_file {
+	const char *kind; /* "file_contexts" or "seapp_contexts" */
+	const char *part; /* "plat", "system_ext", "product", "vendor", "odm", or "legacy" */
+	const char *path; /* the path the device reads it by */
+	char *from;       /* where it was read: a file, or IMAGE:/PATH */
+};
+struct policy_files {
+	struct policy_file *v;
+	size_t n;
+};
+void policy_files_free(struct policy_files *pf);
+/* (report.c) The JSON report's ,\n  "policy_files": [...] when there are any. */
+void policy_files_json(FILE *f, const struct policy_file *v, size_t n);
+struct aroot_args;
+/*
+ * Finds the device's file_contexts, and with sa its seapp_contexts, as its libselinux does
+ * (seapp_find_policy), in the partitions a describes, and loads them (flags: FC_NO_DUPS) from
+ * memory. Images are opened read-only (lock: LOCK_*) and closed before it returns. With verbose,
+ * says on stderr where the partitions are and which file it took for what. EXIT_OK (*set, *sa,
+ * *pf filled), or EXIT_USAGE after saying why, naming what is missing or bad.
+ */
+int aroot_load(const char *cmd, const struct aroot_args *a, unsigned flags, int lock,
+	       bool verbose, fc_set **set, seapp_set **sa, struct policy_files *pf);
 /* ---- tree.c ---- */
 /* Labels (or checks) the live tree at dir with openat/fstatat, never following a symlink. */
 int label_dir(const char *dir, const fc_set *set, const struct label_opts *o,

@@ -186,3 +186,19 @@ const char *qname(const char *s)
 	*o = 0;
 	return buf[k];
 }
+
+void policy_files_json(FILE *f, const struct policy_file *v, size_t n)
+{
+	if (!n)
+		return;
+	fputs(",\n  \"policy_files\": [", f);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s\n    {\"kind\": \"%s\", \"part\": \"%s\", \"path\": ", i ? "," : "",
+			v[i].kind, v[i].part);
+		rpt_json_str(f, v[i].path);
+		fputs(", \"from\": ", f);
+		rpt_json_str(f, v[i].from);
+		fputc('}', f);
+	}
+	fputs("\n  ]", f);
+}

@@ -235,7 +235,7 @@ static int tree_set(void *arg, const struct label_file *f, const char *ctx, char
 	snprintf(why, n, "%s%s", h->ahead && e == ESTALE ? "it was replaced during the walk"
 							 : strerror(e),
 		 h->opath && e == ENOENT ? " (through /proc/self/fd: is /proc mounted?)" : "");
-	return e == ENOSPC || e == EDQUOT ? LSET_NOSPACE : LSET_ERROR;
+	return e == ENOSPC || e == EDQUOT ? LSET_NOSPACE : e == EROFS ? LSET_READONLY : LSET_ERROR;
 }
 
 #define DIGEST_XATTR "security.sehash"
@@ -265,7 +265,7 @@ static int tree_set_digest(void *arg, const struct label_file *f, const unsigned
 	if (fsetxattr(h->fd, DIGEST_XATTR, d, len, 0) == 0)
 		return 0;
 	snprintf(why, n, "cannot write %s: %s", DIGEST_XATTR, strerror(errno));
-	return -1;
+	return errno == EROFS ? LSET_READONLY : -1;
 }
 
 /* Opens the entry name of the directory dfd without following a symlink, as described above,

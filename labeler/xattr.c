@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "label.h"
 
@@ -83,6 +84,7 @@ struct xattr_ctx {
 	size_t isize;
 	char *ibuf;         /* an inode as on disk (isize bytes), for the library's writes */
 	bool scanned;       /* the image's block claims were looked at (claims.c) */
+	double claims_seconds; /* ... in this long */
 	struct claims_result claims;
 	const char *refusal; /* why the image is refused (XATTR_E_CLAIMS) */
 	bool no_alloc;      /* while set, no block may be taken (an inline-data symlink) */
@@ -103,7 +105,11 @@ struct xattr_ctx {
 static errcode_t may_write(struct xattr_ctx *x)
 {
 	if (!x->scanned) {
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		errcode_t rc = claims_scan(x->fs, &x->claims);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		x->claims_seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 		if (rc)
 			return rc;
 		x->scanned = true;
@@ -244,10 +250,12 @@ void xattr_free(struct xattr_ctx *x)
 	free(x);
 }
 
-void xattr_stats(const struct xattr_ctx *x, unsigned long *allocated, unsigned long *shared)
+void xattr_stats(const struct xattr_ctx *x, unsigned long *allocated, unsigned long *shared,
+		 double *claims_seconds)
 {
 	*allocated = x->allocated;
 	*shared = x->shared_refs;
+	*claims_seconds = x->claims_seconds;
 }
 
 /*

@@ -193,6 +193,57 @@ enum {
  */
 unsigned seapp_init_walk(const char *path, size_t len, bool is_dir);
 
+/* ---- the device's own policy files (partitions.c) ---- */
+
+/*
+ * Which file_contexts and seapp_contexts files a device's libselinux loads, in its order (Android
+ * 14's find_existing_files, which reads the layouts of 8.1 and later; 8.0's and older ones are
+ * read the same way): for each part, plat, system_ext, product, vendor, odm, the first of its
+ * paths that exists, "/P/etc/selinux/P_file_contexts" then "/P_file_contexts" (the root file
+ * system of a recovery or an 8.x ramdisk; plat's is "/system/etc/selinux/plat_file_contexts"),
+ * and for vendor then "/vendor/etc/selinux/nonplat_file_contexts" and "/nonplat_file_contexts"
+ * (Android 8.0's names; Android 14 no longer looks for them). The same for *_seapp_contexts.
+ * APEX policy ("/dev/selinux/apex_*", made at boot) is not on any partition and is not asked for.
+ * With no plat file: a device from before Treble (Android 4.4 to 7) loads one file,
+ * "/file_contexts.bin" (7), else "/file_contexts", and "/seapp_contexts".
+ */
+enum seapp_layout {
+	SEAPP_LAYOUT_TREBLE, /* plat file_contexts in /system/etc/selinux */
+	SEAPP_LAYOUT_ROOTFS, /* plat file_contexts in the root file system */
+	SEAPP_LAYOUT_LEGACY, /* one /file_contexts.bin or /file_contexts */
+};
+enum seapp_kind { SEAPP_FILE_CONTEXTS, SEAPP_SEAPP_CONTEXTS };
+
+struct seapp_policy_file {
+	const char *part; /* "plat", "system_ext", "product", "vendor", "odm", or "legacy" */
+	const char *path; /* the device's path: "/system/etc/selinux/plat_file_contexts" */
+};
+
+#define SEAPP_POLICY_PARTS 5
+struct seapp_policy {
+	enum seapp_layout layout;
+	struct seapp_policy_file fc[SEAPP_POLICY_PARTS], seapp[SEAPP_POLICY_PARTS];
+	size_t nfc, nseapp;
+	/* ENOENT: the part that is missing ("plat", "vendor"), of which kind, and every path looked
+	 * for (NULL-terminated); another error: the path whose lookup failed */
+	const char *missing;
+	enum seapp_kind missing_kind;
+	const char *const *looked;
+	const char *failed;
+};
+
+/* Whether the device path exists: 1, 0, or a negative errno (the search stops with it). */
+typedef int (*seapp_exists_fn)(void *arg, const char *path);
+
+/*
+ * Finds the files (seapp_contexts only when want_seapp) by asking exists(arg, PATH) for paths in
+ * the order above; no other I/O. Returns 0, the callback's error, or ENOENT when the set is
+ * incomplete: no plat file_contexts (nor a legacy one), plat file_contexts in /system/etc/selinux
+ * (Treble) but no vendor file_contexts, or (want_seapp) no plat nor legacy seapp_contexts.
+ */
+int seapp_find_policy(seapp_exists_fn exists, void *arg, bool want_seapp,
+		      struct seapp_policy *out);
+
 #ifdef __cplusplus
 }
 #endif

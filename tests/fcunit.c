@@ -216,6 +216,69 @@ static void test_all_or_nothing(void)
 	      "load: the error names %s:%u:%u", err.file, err.line, err.column);
 }
 
+/* ---- from memory: the answers of the same files read from disk, and nothing kept of the
+ * caller's buffers ---- */
+
+static void test_bufs(void)
+{
+	static const char plat[] = "/system(/.*)?\tu:object_r:system_file:s0\n"
+				   "/vendor(/.*)?\tu:object_r:vendor_file:s0\n"
+				   "/system/bin/sh\t--\tu:object_r:shell_exec:s0\n";
+	static const char vend[] = "# vendor\n/vendor/bin/hw(/.*)?\tu:object_r:hal_exec:s0\n"
+				   "/(vendor|system/vendor)/lib(/.*)?\tu:object_r:vendor_lib:s0\n";
+	const char *files[] = { write_file("buf_plat", plat), write_file("buf_vendor", vend) };
+	const char *paths[] = { "/system/bin/sh", "/system/x", "/vendor/bin/hw/a", "/vendor/lib/l",
+				"/system/vendor/lib/y", "/data/z", "/vendor" };
+	char *copy[2] = { strdup(plat), strdup(vend) };
+	struct fc_buf bufs[2] = { { "img:/plat", copy[0], strlen(plat) },
+				  { "img:/vendor", copy[1], strlen(vend) } };
+	fc_set *a = NULL, *b = NULL;
+	struct fc_error err;
+	int ra = fc_load(&a, files, 2, FC_NO_DUPS, &err);
+	int rb = fc_load_bufs(&b, bufs, 2, FC_NO_DUPS, &err);
+
+	CHECK(!ra && !rb, "load_bufs: loads (%d, %d: %s)", ra, rb, err.msg);
+	if (ra || rb)
+		return;
+	memset(copy[0], 'x', strlen(plat)); /* the set keeps copies */
+	memset(copy[1], 'x', strlen(vend));
+	free(copy[0]);
+	free(copy[1]);
+	int same = 0;
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		for (mode_t m = 0; m <= S_IFREG; m += S_IFREG)
+			same += !strcmp(ctx(a, paths[i], m), ctx(b, paths[i], m));
+	CHECK(same == 14, "load_bufs: the answers of the same files read from disk (%d of 14)", same);
+	struct fc_result r;
+	CHECK(!fc_lookup(b, "/vendor/bin/hw/a", 0, &r) && r.spec && !strcmp(r.spec->file, "img:/vendor") &&
+	      r.spec->line == 2, "load_bufs: a spec names its buffer and line (%s:%u)",
+	      r.spec ? r.spec->file : "-", r.spec ? r.spec->line : 0);
+	fc_free(a);
+	fc_free(b);
+
+	/* a bad line: the buffer's name, line and column; a duplicate across buffers with FC_NO_DUPS */
+	struct fc_buf bad[2] = { { "img:/plat", plat, strlen(plat) },
+				 { "img:/bad", "/a u:r:a_t:s0\n/b -q u:r:b_t:s0\n", 30 } };
+	b = (fc_set *)0x1;
+	rb = fc_load_bufs(&b, bad, 2, 0, &err);
+	CHECK(rb == EINVAL && b == (fc_set *)0x1 && !strcmp(err.file, "img:/bad") && err.line == 2 &&
+	      err.column == 4, "load_bufs: a bad line is named %s:%u:%u", err.file, err.line, err.column);
+	struct fc_buf dup[2] = { { "img:/plat", plat, strlen(plat) },
+				 { "img:/dup", "/system/bin/sh -- u:r:x_t:s0\n", 29 } };
+	rb = fc_load_bufs(&b, dup, 2, FC_NO_DUPS, &err);
+	CHECK(rb == EINVAL && !strcmp(err.file, "img:/dup") && err.line == 1,
+	      "load_bufs: FC_NO_DUPS across buffers (%s:%u: %s)", err.file, err.line, err.msg);
+	rb = fc_load_bufs(&b, dup, 2, 0, &err);
+	CHECK(!rb, "load_bufs: without FC_NO_DUPS the duplicate loads");
+	if (!rb)
+		fc_free(b);
+	struct fc_buf empty = { "img:/empty", "", 0 };
+	rb = fc_load_bufs(&b, &empty, 1, 0, &err);
+	CHECK(!rb && fc_count(b) == 0, "load_bufs: an empty buffer is an empty set");
+	if (!rb)
+		fc_free(b);
+}
+
 /* ---- long paths: no PATH_MAX limit ---- */
 
 static void test_long_path(void)
@@ -372,6 +435,7 @@ int main(int argc, char **argv)
 	test_dups();
 	test_explain();
 	test_all_or_nothing();
+	test_bufs();
 	test_long_path();
 	test_lazy_compile();
 	test_fast_forms();

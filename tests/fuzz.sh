@@ -170,6 +170,10 @@ seeds() {
 	img ext2.img 128k -t ext2 -b 1024 -N 64 -m 0 -O ^resize_inode -I 128
 	img noext.img 128k -t ext4 -b 1024 -N 64 -m 0 -O ^has_journal,^resize_inode,^extent,^flex_bg,^64bit -I 256
 	img b4k.img 256k -t ext4 -b 4096 -N 64 -m 0 -O ^has_journal,^resize_inode -I 256
+	# what issue 24 found made worse: no ext_attr feature, quota (made consistent first)
+	img noxattr.img 128k -t ext2 -b 1024 -N 64 -m 0 -O ^resize_inode,^ext_attr -I 128
+	img quota.img 256k $ext4 -I 128 -O quota
+	e2fsck -fy "$work/quota.img" >/dev/null 2>&1
 	for n in i256 i128; do
 		cp "$work/$n.img" "$work/$n-labeled.img"
 		if [ -x ./fclabel ]; then
@@ -211,7 +215,8 @@ def opt(b, o):
     b[512] = o
     return bytes(b)
 
-for n in ("i256", "i128", "inline", "ext2", "noext", "i256-labeled", "i128-labeled"):
+for n in ("i256", "i128", "inline", "ext2", "noext", "i256-labeled", "i128-labeled", "noxattr",
+          "quota"):
     put("fuzz_image", n, trim(rd(f"{work}/{n}.img")))
 lab = trim(rd(f"{work}/i256-labeled.img"))
 for o, what in ((1, "system"), (2, "long"), (3, "excludes"), (4 | 64, "strict-json"),

@@ -323,6 +323,12 @@ def cmd_withheld(expect, digests, out):
 
 def main():
     a = sys.argv[1:]
+    # the folders it writes into are made, not assumed
+    for d in {"tree": a[1:3], "bench": a[1:2]}.get(a[0] if a else "", []):
+        os.makedirs(d, exist_ok=True)
+    for f in {"compose": a[3:4], "withheld": a[3:4]}.get(a[0] if a else "", []):
+        if os.path.dirname(f):
+            os.makedirs(os.path.dirname(f), exist_ok=True)
     if a and a[0] == "tree" and len(a) >= 3:
         cmd_tree(a[1], a[2], "--unknown" in a, "--failed" in a)
     elif a and a[0] == "compose" and len(a) == 4:

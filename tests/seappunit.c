@@ -1,8 +1,8 @@
 /*
  * Unit tests of the seapp library: seapp_contexts parsing and precedence, the TYPE lookup,
- * packages.list, app data paths. Expectations come from reading Android 15's libselinux
- * (android_seapp.c, android.c), Android 14's android_device.c and libpackagelistparser; the
- * comments give the derivation where it is not obvious.
+ * packages.list, app data paths, which policy files a device loads. Expectations come from
+ * reading Android 15's libselinux (android_seapp.c, android.c), Android 14's android_device.c
+ * and libpackagelistparser; the comments give the derivation where it is not obvious.
  *
  * usage: seappunit [SCRATCH_DIR]
  * Fixtures: $SEAPP_FIXTURES, else fixtures/seapp; real Android files: $SEAPP_DATA, else
@@ -1405,6 +1405,166 @@ static int rm_entry(const char *path, const struct stat *st, int type, struct FT
 	return remove(path);
 }
 
+/* ---- which files a device loads (seapp_find_policy): a fake device, a list of paths ---- */
+
+struct fakedev {
+	const char *const *have; /* NULL-terminated */
+	const char *fail;        /* this path's lookup fails with EIO */
+	unsigned asked;
+	const char *order[64];   /* every path asked, in order */
+};
+
+static int fake_exists(void *arg, const char *path)
+{
+	struct fakedev *d = arg;
+	if (d->asked < 64)
+		d->order[d->asked] = path;
+	d->asked++;
+	if (d->fail && !strcmp(path, d->fail))
+		return -EIO;
+	for (size_t i = 0; d->have[i]; i++)
+		if (!strcmp(d->have[i], path))
+			return 1;
+	return 0;
+}
+
+/* "part=path part=path ..." of a result's fc (or seapp) list */
+static const char *policy_str(const struct seapp_policy *p, bool seapp)
+{
+	static char bufs[2][2048];
+	static int slot;
+	char *buf = bufs[slot++ % 2];
+	size_t n = seapp ? p->nseapp : p->nfc, k = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct seapp_policy_file *f = seapp ? &p->seapp[i] : &p->fc[i];
+		k += (size_t)snprintf(buf + k, sizeof(bufs[0]) - k, "%s%s=%s", i ? " " : "", f->part, f->path);
+	}
+	return buf;
+}
+
+static void test_find_policy(void)
+{
+	struct seapp_policy p;
+	int rc;
+
+	/* Android 10 and later: a file in each partition's etc/selinux, taken in the device's order;
+	 * the root file system's copies (a recovery's) are not looked at once those exist */
+	const char *const a10[] = {
+		"/odm/etc/selinux/odm_file_contexts", "/vendor/etc/selinux/vendor_file_contexts",
+		"/product/etc/selinux/product_file_contexts", "/plat_file_contexts",
+		"/system_ext/etc/selinux/system_ext_file_contexts",
+		"/system/etc/selinux/plat_file_contexts", "/system/etc/selinux/plat_seapp_contexts",
+		"/vendor/etc/selinux/vendor_seapp_contexts", "/vendor_seapp_contexts",
+		"/product/etc/selinux/product_seapp_contexts", NULL };
+	struct fakedev d = { .have = a10 };
+	rc = seapp_find_policy(fake_exists, &d, true, &p);
+	CHECK(!rc && p.layout == SEAPP_LAYOUT_TREBLE &&
+	      !strcmp(policy_str(&p, false),
+		      "plat=/system/etc/selinux/plat_file_contexts "
+		      "system_ext=/system_ext/etc/selinux/system_ext_file_contexts "
+		      "product=/product/etc/selinux/product_file_contexts "
+		      "vendor=/vendor/etc/selinux/vendor_file_contexts "
+		      "odm=/odm/etc/selinux/odm_file_contexts"),
+	      "find_policy: Android 10+: %s", policy_str(&p, false));
+	CHECK(!strcmp(policy_str(&p, true),
+		      "plat=/system/etc/selinux/plat_seapp_contexts "
+		      "product=/product/etc/selinux/product_seapp_contexts "
+		      "vendor=/vendor/etc/selinux/vendor_seapp_contexts"),
+	      "find_policy: Android 10+ seapp_contexts: %s", policy_str(&p, true));
+	/* the order of the questions is libselinux's: each part's paths in turn */
+	CHECK(d.asked >= 2 && !strcmp(d.order[0], "/system/etc/selinux/plat_file_contexts") &&
+	      !strcmp(d.order[1], "/system_ext/etc/selinux/system_ext_file_contexts"),
+	      "find_policy: asks plat first, then system_ext (%s, %s)", d.order[0], d.order[1]);
+	d = (struct fakedev){ .have = a10 };
+	rc = seapp_find_policy(fake_exists, &d, false, &p);
+	CHECK(!rc && p.nseapp == 0, "find_policy: seapp_contexts only when asked for");
+
+	/* Android 8.0: plat_ and nonplat_; a root file system's pair (8.x ramdisk, a recovery) */
+	const char *const a80[] = { "/system/etc/selinux/plat_file_contexts",
+				    "/vendor/etc/selinux/nonplat_file_contexts",
+				    "/system/etc/selinux/plat_seapp_contexts",
+				    "/vendor/etc/selinux/nonplat_seapp_contexts", NULL };
+	d = (struct fakedev){ .have = a80 };
+	rc = seapp_find_policy(fake_exists, &d, true, &p);
+	CHECK(!rc && !strcmp(policy_str(&p, false), "plat=/system/etc/selinux/plat_file_contexts "
+						    "vendor=/vendor/etc/selinux/nonplat_file_contexts") &&
+	      !strcmp(policy_str(&p, true), "plat=/system/etc/selinux/plat_seapp_contexts "
+					    "vendor=/vendor/etc/selinux/nonplat_seapp_contexts"),
+	      "find_policy: Android 8.0 nonplat_: %s", policy_str(&p, false));
+	const char *const rootfs[] = { "/plat_file_contexts", "/nonplat_file_contexts", NULL };
+	d = (struct fakedev){ .have = rootfs };
+	rc = seapp_find_policy(fake_exists, &d, false, &p);
+	CHECK(!rc && p.layout == SEAPP_LAYOUT_ROOTFS &&
+	      !strcmp(policy_str(&p, false), "plat=/plat_file_contexts "
+					     "vendor=/nonplat_file_contexts"),
+	      "find_policy: root file system: %s", policy_str(&p, false));
+	/* the vendor part's four names, in libselinux's order */
+	const char *const nonplat[] = { "/plat_file_contexts", "/nonplat_file_contexts",
+					"/vendor/etc/selinux/nonplat_file_contexts", NULL };
+	d = (struct fakedev){ .have = nonplat };
+	rc = seapp_find_policy(fake_exists, &d, false, &p);
+	CHECK(!rc && !strcmp(policy_str(&p, false), "plat=/plat_file_contexts "
+						    "vendor=/vendor/etc/selinux/nonplat_file_contexts"),
+	      "find_policy: /vendor/etc/selinux before the root file system: %s", policy_str(&p, false));
+	const char *const vendorfirst[] = { "/plat_file_contexts", "/nonplat_file_contexts",
+					    "/vendor_file_contexts", NULL };
+	d = (struct fakedev){ .have = vendorfirst };
+	rc = seapp_find_policy(fake_exists, &d, false, &p);
+	CHECK(!rc && !strcmp(policy_str(&p, false), "plat=/plat_file_contexts "
+						    "vendor=/vendor_file_contexts"),
+	      "find_policy: vendor_ before nonplat_: %s", policy_str(&p, false));
+	/* a root file system without vendor: not Treble's layout, taken as it is */
+	const char *const rootonly[] = { "/plat_file_contexts", NULL };
+	d = (struct fakedev){ .have = rootonly };
+	rc = seapp_find_policy(fake_exists, &d, false, &p);
+	CHECK(!rc && p.nfc == 1, "find_policy: plat in the root file system alone is taken");
+
+	/* before Treble: one file, the compiled one first; a stray vendor file is not read */
+	const char *const n7[] = { "/file_contexts.bin", "/file_contexts", "/seapp_contexts",
+				   "/vendor/etc/selinux/vendor_file_contexts", NULL };
+	d = (struct fakedev){ .have = n7 };
+	rc = seapp_find_policy(fake_exists, &d, true, &p);
+	CHECK(!rc && p.layout == SEAPP_LAYOUT_LEGACY &&
+	      !strcmp(policy_str(&p, false), "legacy=/file_contexts.bin") &&
+	      !strcmp(policy_str(&p, true), "legacy=/seapp_contexts"),
+	      "find_policy: Android 7: %s, %s", policy_str(&p, false), policy_str(&p, true));
+	d = (struct fakedev){ .have = n7 + 1 };
+	rc = seapp_find_policy(fake_exists, &d, false, &p);
+	CHECK(!rc && !strcmp(policy_str(&p, false), "legacy=/file_contexts"),
+	      "find_policy: Android 4.4 to 6: %s", policy_str(&p, false));
+
+	/* incomplete sets: what is missing, and everything looked for */
+	const char *const novendor[] = { "/system/etc/selinux/plat_file_contexts",
+					 "/product/etc/selinux/product_file_contexts", NULL };
+	d = (struct fakedev){ .have = novendor };
+	rc = seapp_find_policy(fake_exists, &d, false, &p);
+	CHECK(rc == ENOENT && !strcmp(p.missing, "vendor") && p.missing_kind == SEAPP_FILE_CONTEXTS &&
+	      p.looked && !strcmp(p.looked[0], "/vendor/etc/selinux/vendor_file_contexts") &&
+	      p.looked[3] && !p.looked[4], "find_policy: Treble without vendor: refused (%s)",
+	      p.missing ? p.missing : "-");
+	const char *const none[] = { "/vendor/etc/selinux/vendor_file_contexts", NULL };
+	d = (struct fakedev){ .have = none };
+	rc = seapp_find_policy(fake_exists, &d, false, &p);
+	CHECK(rc == ENOENT && !strcmp(p.missing, "plat") && p.looked && p.looked[3] &&
+	      !strcmp(p.looked[3], "/file_contexts"), "find_policy: no plat: refused (%s)",
+	      p.missing ? p.missing : "-");
+	const char *const noseapp[] = { "/system/etc/selinux/plat_file_contexts",
+					"/vendor/etc/selinux/vendor_file_contexts",
+					"/vendor/etc/selinux/vendor_seapp_contexts", NULL };
+	d = (struct fakedev){ .have = noseapp };
+	rc = seapp_find_policy(fake_exists, &d, true, &p);
+	CHECK(rc == ENOENT && !strcmp(p.missing, "plat") && p.missing_kind == SEAPP_SEAPP_CONTEXTS,
+	      "find_policy: no plat seapp_contexts: refused when asked for");
+	rc = seapp_find_policy(fake_exists, &d, false, &p);
+	CHECK(!rc, "find_policy: ... and not when not asked for");
+	/* a failing lookup stops the search and names the path */
+	d = (struct fakedev){ .have = a10, .fail = "/product/etc/selinux/product_file_contexts" };
+	rc = seapp_find_policy(fake_exists, &d, false, &p);
+	CHECK(rc == EIO && p.failed && !strcmp(p.failed, "/product/etc/selinux/product_file_contexts"),
+	      "find_policy: a failing lookup stops the search (%d)", rc);
+}
+
 int main(int argc, char **argv)
 {
 	bool own_dir = argc < 2;
@@ -1458,6 +1618,7 @@ int main(int argc, char **argv)
 	test_lookup_pkg();
 	test_paths();
 	test_init_walk();
+	test_find_policy();
 	test_threads();
 
 	if (own_dir)

@@ -43,6 +43,8 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # the harnesses' scratch files (tests/fuzz/fuzzutil.c), kept here when one crashes
 mkdir -p "$OUT/tmp"
 export FUZZ_TMPDIR="$OUT/tmp"
+# fuzz_image: every label judged by e2fsck -fn, before and after
+export FUZZ_E2FSCK=1
 tmo=""
 command -v timeout >/dev/null 2>&1 && tmo="timeout 900"
 

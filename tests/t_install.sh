@@ -184,6 +184,10 @@ if command -v bash >/dev/null; then
 		"$(complete_words fclabel lookup -S a,fixtures/demo/f)" "a,fixtures/demo/file_contexts "
 	expect_eq "complete: --json FILE" "$(complete_words fclabel check x --json fixtures/demo/f)" \
 		"fixtures/demo/file_contexts "
+	expect_eq "complete: --partition offers the partitions" \
+		"$(complete_words fclabel label x --partition v)" "vendor= "
+	expect_eq "complete: --android-root a directory" \
+		"$(complete_words fclabel lookup --android-root fixtures/de)" "fixtures/demo "
 	expect_eq "complete: --from offers none" "$(complete_words fclabel relabel x --from no)" "none "
 	expect_eq "complete: diff --json takes no argument: an operand follows" "$(complete_words fclabel diff --json fixtures/demo/f)" \
 		"fixtures/demo/file_contexts "

@@ -41,6 +41,8 @@ s0=$(sum img256)
 lab=$!
 sleep 1
 alive "$lab" && ok "label waits while flock(1) holds the image" || bad "label did not wait: $(cat label.err)"
+expect_match "it says once that it waits, and for whom (not only on a terminal)" "$(cat label.err)" \
+	"*waiting for the lock on img256 (held by PID $holder*"
 expect_eq "nothing written while the lock is held" "$(sum img256)" "$s0"
 t0=$(date +%s)
 "$FCLABEL" label img256 -S fcA --lock=nonblock >nb.out 2>nb.err

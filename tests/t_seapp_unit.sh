@@ -1,6 +1,7 @@
 # The seapp library's unit tests (tests/seappunit.c): seapp_contexts parsing and precedence,
-# each selector and levelFrom, uid names and ranges, packages.list, app data paths, every
-# seapp_contexts in ../shared/data. Expectations from reading Android's code (see the file).
+# each selector and levelFrom, uid names and ranges, packages.list, app data paths, which policy
+# files a device loads (seapp_find_policy), every seapp_contexts in ../shared/data. Expectations
+# from reading Android's code (see the file).
 . "$TOP/tests/lib.sh"
 [ -x "$TOP/tests/seappunit" ] || make -s -C "$TOP" tests/seappunit >/dev/null 2>&1 ||
 	skip "cannot build tests/seappunit"

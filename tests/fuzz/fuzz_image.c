@@ -11,6 +11,9 @@
  *   bit 2     --strict      bit 3  relabel: label with a diff from an older policy (prunes)
  *   bit 4     dry run instead of writing   bit 5 verbose   bit 6 JSON report   bit 7 sparse -o
  * Each run: check (read-only), then label (or dry run) writing in place, then check again.
+ * With FUZZ_E2FSCK=1 (t_fuzz_regress sets it; too slow for libFuzzer's own runs) the label is
+ * judged as the tests judge one: e2fsck -fn's problem lines after it, their numbers made N, may
+ * be none that e2fsck did not report before, and none more often (abort otherwise).
  */
 #include <errno.h>
 #include <et/com_err.h>
@@ -116,6 +119,78 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+static int strcmp_ptr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* e2fsck -fn's problem lines on path, numbers made N, sorted: *n of them, in a malloc'd array of
+ * malloc'd strings (NULL when e2fsck cannot be run). */
+static char **problems(const char *path, size_t *n)
+{
+	char cmd[1024], line[1024];
+	snprintf(cmd, sizeof(cmd), "e2fsck -fn '%s' 2>&1", path);
+	FILE *p = popen(cmd, "r");
+	char **v = NULL;
+	size_t cap = 0;
+	*n = 0;
+	if (!p)
+		return NULL;
+	while (fgets(line, sizeof(line), p)) {
+		if (!strncmp(line, "Pass ", 5) || !strncmp(line, "e2fsck 1.", 9) ||
+		    strstr(line, " files (") || strstr(line, "*****") || line[0] == '\n' ||
+		    !strncmp(line, "Running additional passes", 25))
+			continue;
+		/* the image's own name, which differs between the two */
+		char *at;
+		size_t pl = strlen(path);
+		while ((at = strstr(line, path)))
+			memmove(at + 3, at + pl, strlen(at + pl) + 1), memcpy(at, "IMG", 3);
+		char *o = line;
+		for (char *q = line; *q; q++)
+			if (*q < '0' || *q > '9')
+				*o++ = *q;
+			else if (o == line || o[-1] != 'N')
+				*o++ = 'N';
+		*o = 0;
+		if (*n == cap && !(v = realloc(v, (cap = cap ? cap * 2 : 64) * sizeof(*v))))
+			abort();
+		if (!(v[(*n)++] = strdup(line)))
+			abort();
+	}
+	pclose(p);
+	if (*n)
+		qsort(v, *n, sizeof(*v), strcmp_ptr);
+	return v;
+}
+
+/* Aborts when after has a line before lacks, or has it more often. */
+static void judge(const char *before_path, const char *after_path)
+{
+	size_t nb, na;
+	char **b = problems(before_path, &nb), **a = problems(after_path, &na);
+	size_t i = 0, j = 0;
+	while (j < na) {
+		int c = i < nb ? strcmp(b[i], a[j]) : 1;
+		if (c < 0) {
+			i++;
+		} else if (c == 0) {
+			i++;
+			j++;
+		} else {
+			fprintf(stderr, "fuzz_image: e2fsck -fn reports after the label what it did not "
+				"before (or more often): %s", a[j]);
+			abort();
+		}
+	}
+	for (size_t k = 0; k < nb; k++)
+		free(b[k]);
+	for (size_t k = 0; k < na; k++)
+		free(a[k]);
+	free(b);
+	free(a);
+}
+
 static uint32_t le32(const uint8_t *p)
 {
 	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
@@ -182,7 +257,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* fclabel check */
 	run(path, set, &o, 0, NULL);
 
-	/* fclabel label (or relabel, or a dry run) */
+	/* fclabel label (or relabel, or a dry run), judged by e2fsck when asked */
+	const char *e2 = getenv("FUZZ_E2FSCK");
+	bool judged = e2 && *e2 == '1' && !sparse;
+	char orig[512];
+	if (judged) {
+		fz_path(orig, sizeof(orig), "image.orig");
+		char cmd[1200];
+		snprintf(cmd, sizeof(cmd), "cp --sparse=always '%s' '%s'", path, orig);
+		if (system(cmd))
+			abort();
+	}
 	o.mode = (opt & 16) ? LM_DRYRUN : LM_LABEL;
 	o.cmd = "label";
 	o.strict = opt & 4;
@@ -190,6 +275,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.list = NULL;
 	o.diff = (opt & 8) && set == sets[0] ? diff : NULL;
 	run(path, set, &o, o.mode == LM_LABEL ? IMG_RW | IMG_FORCE : 0, &ip);
+	if (judged)
+		judge(orig, path);
 
 	/* check what was written */
 	o.mode = LM_CHECK;
