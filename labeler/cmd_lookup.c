@@ -173,7 +173,7 @@ int cmd_lookup(int argc, char **argv)
 		die_usage("lookup", usage_text);
 	}
 	if ((c = policy_opts_load("lookup", usage_text, &po, o.verbose, &set, &ar)) != EXIT_OK ||
-	    (sepolicy && (c = policy_check("lookup", sepolicy, set)) != EXIT_OK)) {
+	    (sepolicy && (c = policy_check("lookup", sepolicy, set, ar.sa)) != EXIT_OK)) {
 		app_rules_free(&ar);
 		policy_opts_free(&po);
 		fc_free(set);

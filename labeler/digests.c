@@ -13,7 +13,9 @@
  * The engine keeps a stack of the directories being walked; a problem anywhere (a label that
  * could not be written, a package packages.list does not know, an encrypted directory not
  * entered, a path left out with -e, damage) spoils the directory it is in and, as the walk
- * leaves them, every directory above it.
+ * leaves them, every directory above it. A digest has three states, in check as in label:
+ * right; withheld (spoiled as above: label writes none, and that is what a device does too);
+ * missing or stale (a fault: label would write it).
  */
 #include <errno.h>
 #include <et/com_err.h>
@@ -152,6 +154,19 @@ static void settle(struct run *r, const struct label_file *f, const struct walk_
 	}
 	hex(cur, curlen, hc);
 	const char *has = curlen ? hc : NULL;
+	if (o->mode == LM_CHECK && !right) {
+		/* label would withhold it too (a label at or below it is the device's to fix: an
+		 * unknown package, an encrypted directory, damage): not a fault of the image */
+		r->st->digests_withheld++;
+		if (o->list && o->verbose) {
+			rpt_clear(r);
+			fprintf(o->list, "%s	digest withheld	(a label at or below it is left to the "
+				"device)\n", qname(f->path));
+		}
+		rpt_event(r, "digest-withheld", f->path, has, hw, NULL,
+			  "a label at or below it is left to the device");
+		return;
+	}
 	if (o->mode == LM_CHECK) {
 		r->st->digests_written++;
 		rpt_clear(r);

@@ -196,7 +196,7 @@ static bool first_name(struct run *r, const struct label_file *f, const struct w
 				where(w, w2, sizeof(w2)));
 			rpt_event(r, "conflict", f->path, l->ctx, w->ctx, w->spec, l->path);
 		}
-		r->st->unchanged++;
+		r->st->links++; /* another name of a file labeled already */
 		return false;
 	}
 	l->used = true;
@@ -728,24 +728,8 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 			error_message(rc));
 		st->errors++;
 	}
-	if (o->json) {
-		fprintf(o->json, "\n  ],\n  \"%s\": ", img ? "image" : "tree");
-		rpt_json_str(o->json, name);
-		policy_files_json(o->json, o->policy_files, o->npolicy_files);
-		fprintf(o->json, ",\n  \"mode\": \"%s\",\n  \"scanned\": %lu, \"changed\": %lu, "
-			"\"unchanged\": %lu, \"no_label\": %lu, \"conflicts\": %lu, \"errors\": %lu, "
-			"\"warnings\": %lu, \"ea_blocks_allocated\": %lu, \"ea_block_shares\": %lu, "
-			"\"dirs_entered\": %lu, \"dirs_skipped\": %lu, \"encrypted_dirs\": %lu,\n  "
-			"\"unknown_packages\": %lu, \"seapp_failed\": %lu, \"digests_%s\": %lu, "
-			"\"digests_unchanged\": %lu, \"digests_withheld\": %lu, \"seconds\": %.3f, "
-			"\"claims_seconds\": %.3f",
-			o->mode == LM_LABEL ? "label" : o->mode == LM_DRYRUN ? "dry-run" : "check",
-			st->scanned, st->changed, st->unchanged, st->nolabel, st->conflicts,
-			st->errors, st->warnings, st->ea_allocated, st->ea_shared, st->dirs,
-			st->dirs_skipped, st->encrypted, st->unknown_pkgs, st->seapp_failed,
-			o->mode == LM_CHECK ? "stale" : "written", st->digests_written,
-			st->digests_unchanged, st->digests_withheld, st->seconds, st->claims_seconds);
-	}
+	if (o->json)
+		fputs("\n  ]", o->json);
 	return rc ? -1 : 0;
 }
 

@@ -63,9 +63,6 @@ bool label_image_refused(struct run *r, errcode_t rc);
 
 /* report.c */
 double rpt_now(void);
-/* A JSON string; file names are bytes: valid UTF-8 passes, any other byte 0xXX becomes the
- * lone surrogate \udcXX (Python's "surrogateescape" reads it back as that byte). */
-void rpt_json_str(FILE *f, const char *s);
 void rpt_clear(struct run *r);
 void rpt_progress(struct run *r);
 void rpt_warn(void *arg, const char *path, const char *msg);

@@ -179,6 +179,7 @@ struct imgcmd {
 	struct image img;
 	bool img_open;
 	bool json_fields;  /* the walk wrote its part of the report */
+	struct label_stats st; /* the walk's counts (zero when there was none) */
 	char *output;      /* -o naming a folder: the path inside it */
 };
 
@@ -384,6 +385,30 @@ static int parse_options(struct imgcmd *c, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * A directory other than / is labeled as the path it has on the system it belongs to, which
+ * only the caller knows: -a names it. Without -a, `fclabel label /etc` would label /etc as the
+ * root of a system (root_t, and /etc/rc2.d as /rc2.d), which on a running system breaks it.
+ */
+static int check_tree_root(struct imgcmd *c)
+{
+	char *real;
+	if (c->mp)
+		return 0;
+	if ((real = realpath(c->target, NULL)) && !strcmp(real, "/")) {
+		free(real);
+		return 0;
+	}
+	const char *t = qname(c->target), *r = real ? qname(real) : t;
+	fprintf(stderr, "fclabel %s: %s is a directory other than /: say which path it has, with "
+		"-a:\n"
+		"  fclabel %s %s -a %s ...   to label it where it is (as restorecon -R %s does)\n"
+		"  fclabel %s %s -a / ...   when it is the root of a chroot or a mounted image (as "
+		"setfiles -r %s does)\n", c->cmd, t, c->cmd, t, r, r, c->cmd, t, t);
+	free(real);
+	return -1;
+}
+
 /* A directory is the live tree below it (tree.c): the options for images do not apply. */
 static int check_target(struct imgcmd *c)
 {
@@ -404,7 +429,7 @@ static int check_target(struct imgcmd *c)
 			"only\n", c->cmd, c->target, c->o.cross_mounts ? "--cross-mounts" : "--threads");
 		return -1;
 	}
-	return 0;
+	return c->tree ? check_tree_root(c) : 0;
 }
 
 static bool same_files(const struct fcfiles *a, const struct fcfiles *b)
@@ -483,6 +508,73 @@ static int stop_by_signal(int status)
 	return status;
 }
 
+/* The mount points the specs cover: the first component of the literal stems that go below it,
+ * those with the most specs first ("/system, /vendor, /data, ..."), into out. */
+struct comp {
+	char name[64];
+	size_t specs;
+};
+
+static int by_specs(const void *a, const void *b)
+{
+	const struct comp *x = a, *y = b;
+	return x->specs != y->specs ? (x->specs < y->specs ? 1 : -1) : strcmp(x->name, y->name);
+}
+
+static void covered(const fc_set *set, char *out, size_t n)
+{
+	enum { MOST = 256, SHOWN = 10 };
+	struct comp *v = calloc(MOST, sizeof(*v));
+	size_t nv = 0, k = 0;
+
+	out[0] = 0;
+	for (size_t i = 0; v && i < fc_count(set); i++) {
+		size_t len, c = 1, j;
+		const char *p = fc_spec_prefix(set, fc_spec_at(set, i), &len);
+		if (!p || len < 2 || p[0] != '/')
+			continue;
+		while (c < len && p[c] != '/')
+			c++;
+		/* a directory: the stem goes on below it, or the regex does ("/data(/.*)?"); not a
+		 * file of the root, nor a stem that may go on within its component ("/init\..*") */
+		const char *re = fc_spec_at(set, i)->regex;
+		bool dir = c < len || (!strncmp(re, p, len) && !strncmp(re + len, "(/", 2));
+		if (!dir || c >= sizeof(v->name))
+			continue;
+		for (j = 0; j < nv && (strlen(v[j].name) != c || memcmp(v[j].name, p, c)); j++)
+			;
+		if (j == nv && nv < MOST)
+			snprintf(v[nv++].name, sizeof(v->name), "%.*s", (int)c, p);
+		if (j < nv)
+			v[j].specs++;
+	}
+	if (v)
+		qsort(v, nv, sizeof(*v), by_specs);
+	for (size_t j = 0; j < nv && j < SHOWN && k < n; j++)
+		k += (size_t)snprintf(out + k, n - k, "%s%s", j ? ", " : "", v[j].name);
+	if (nv > SHOWN && k < n)
+		snprintf(out + k, n - k, ", ...");
+	free(v);
+}
+
+/*
+ * No silent no-op: a mount point (the root of what is labeled) that no spec matches means a
+ * wrong -a (a typo, the wrong partition) or the wrong policy: nothing in it would get a label.
+ * EXIT_DIFFERS after saying which mount points the specs do cover.
+ */
+static int check_covered(struct imgcmd *c)
+{
+	const char *root = *c->o.mountpoint ? c->o.mountpoint : "/";
+	struct fc_result res;
+	if (fc_lookup(c->set, root, S_IFDIR, &res) || res.status != FC_NOMATCH)
+		return EXIT_OK;
+	char cover[1024];
+	covered(c->set, cover, sizeof(cover));
+	fprintf(stderr, "fclabel %s: no spec matches %s (%s's root, given by -a)%s%s; nothing done\n",
+		c->cmd, root, qname(c->target), *cover ? "; the specs cover " : "", cover);
+	return EXIT_DIFFERS;
+}
+
 /* The policy (and for relabel the old one and what changed); EXIT_OK or the exit status. */
 static int load_policies(struct imgcmd *c)
 {
@@ -499,12 +591,13 @@ static int load_policies(struct imgcmd *c)
 	} else if (!(c->set = load_policy(c->cmd, &c->files, c->flags | FC_NO_DUPS))) {
 		return EXIT_USAGE;
 	}
-	/* --policy: every context checked before the image (or a report) is opened */
-	if (c->sepolicy && (status = policy_check(c->cmd, c->sepolicy, c->set)) != EXIT_OK)
-		return status;
 	/* Android's app data rules: every file they name is read before the image is opened */
 	if (c->seapp.n && !(c->sa = load_seapp(c->cmd, &c->seapp)))
 		return EXIT_USAGE;
+	/* --policy: every context (and seapp_contexts' types, domains and levels) checked before
+	 * the image (or a report) is opened */
+	if (c->sepolicy && (status = policy_check(c->cmd, c->sepolicy, c->set, c->sa)) != EXIT_OK)
+		return status;
 	if (c->from_seapp.n && !(c->old_sa = load_seapp(c->cmd, &c->from_seapp)))
 		return EXIT_USAGE;
 	if (c->packages && !(c->pkgs = load_packages(c->cmd, c->packages, NULL, 0)))
@@ -577,6 +670,18 @@ static int image_packages(struct imgcmd *c)
 	return c->pkgs ? 0 : -1;
 }
 
+/* The report's first fields (fclabel-report(5)): what it is, and of what. */
+static void json_header(struct imgcmd *c)
+{
+	FILE *j = c->o.json;
+	fprintf(j, "{\n  \"schema\": \"%s\",\n  \"command\": \"%s\",\n  \"mode\": \"%s\",\n"
+		"  \"target\": ", REPORT_SCHEMA, c->cmd,
+		c->check ? "check" : c->o.mode == LM_DRYRUN ? "dry-run" : "label");
+	rpt_json_str(j, c->target);
+	fprintf(j, ",\n  \"target_kind\": \"%s\",\n", c->tree ? "tree" : "image");
+	policy_files_json(j, c->o.policy_files, c->o.npolicy_files);
+}
+
 /* The report, and the image (a live tree is opened by its walk). */
 static int open_outputs(struct imgcmd *c)
 {
@@ -586,7 +691,7 @@ static int open_outputs(struct imgcmd *c)
 			fprintf(stderr, "fclabel %s: --json %s: %m\n", c->cmd, c->json);
 			return -1;
 		}
-		fputs("{\n", c->o.json);
+		json_header(c);
 	}
 	if (c->check && !c->json)
 		c->o.list = stdout;
@@ -627,10 +732,11 @@ static void verify_all(struct imgcmd *c, struct label_stats *st)
 	vo.json = NULL;
 	vo.list = stderr;
 	vo.cmd = "relabel --verify";
-	if (walk(c, &vo, &vst) || vst.changed || vst.errors) {
-		fprintf(stderr, "fclabel %s: --verify: %lu file(s) differ from a full label\n", c->cmd,
-			vst.changed);
-		st->errors += vst.changed + vst.errors;
+	if (walk(c, &vo, &vst) || vst.changed || vst.errors || vst.digests_written) {
+		fprintf(stderr, "fclabel %s: --verify: %lu file(s) differ from a full label%s\n",
+			c->cmd, vst.changed, vst.digests_written ? ", and some digests are missing or "
+			"stale" : "");
+		st->errors += vst.changed + vst.errors + vst.digests_written;
 	} else {
 		fprintf(stderr, "fclabel %s: --verify: all %lu files have the label %s wants\n", c->cmd,
 			vst.scanned, "the new policy");
@@ -660,7 +766,7 @@ static void print_outcome(const struct imgcmd *c, const struct label_stats *st, 
 		return;
 	if (out == OUT_NOTHING)
 		fprintf(sum, "nothing was written: %s is as it was; run again\n",
-			c->ip.output ? "the output" : "the image");
+			c->tree ? "the tree" : c->ip.output ? "the output" : "the image");
 	else if (out == OUT_PARTIAL)
 		fprintf(sum, "the %lu label(s) written before it stay (each whole); run again to "
 			"finish\n", st->changed);
@@ -670,10 +776,13 @@ static void print_outcome(const struct imgcmd *c, const struct label_stats *st, 
 
 static void print_summary(const struct imgcmd *c, const struct label_stats *st, enum outcome out)
 {
-	FILE *sum = (c->json && !strcmp(c->json, "-")) || c->check ? stderr : stdout;
-	fprintf(sum, "fclabel %s: %s: scanned %lu, %s %lu, unchanged %lu, no label %lu, "
+	FILE *sum = stderr; /* stdout carries data: the check list, -v, the report with --json - */
+	char links[64] = "";
+	if (st->links)
+		snprintf(links, sizeof(links), ", hard links %lu", st->links);
+	fprintf(sum, "fclabel %s: %s: scanned %lu, %s %lu, unchanged %lu%s, no label %lu, "
 		"conflicts %lu, errors %lu, warnings %lu, %.2f s\n", c->cmd, qname(c->target), st->scanned,
-		changed_word(c, out), st->changed, st->unchanged, st->nolabel, st->conflicts,
+		changed_word(c, out), st->changed, st->unchanged, links, st->nolabel, st->conflicts,
 		st->errors, st->warnings, st->seconds);
 	if (c->relabel)
 		fprintf(sum, "fclabel %s: directories entered %lu, skipped (no change can reach them) "
@@ -691,8 +800,9 @@ static void print_summary(const struct imgcmd *c, const struct label_stats *st, 
 			"names are ciphertext)\n", c->cmd, st->encrypted,
 			st->encrypted == 1 ? "y" : "ies");
 	if (c->o.digests && c->check)
-		fprintf(sum, "fclabel %s: digests: %lu missing or stale, %lu right\n", c->cmd,
-			st->digests_written, st->digests_unchanged);
+		fprintf(sum, "fclabel %s: digests: %lu missing or stale, %lu right, %lu withheld (a "
+			"label at or below them is left to the device: not a fault)\n", c->cmd,
+			st->digests_written, st->digests_unchanged, st->digests_withheld);
 	else if (c->o.digests)
 		fprintf(sum, "fclabel %s: digests: %s %lu, unchanged %lu, withheld %lu (a label at or "
 			"below them is not right)\n", c->cmd,
@@ -720,6 +830,7 @@ static int run(struct imgcmd *c, enum outcome *out)
 {
 	struct label_stats st;
 	int rc = walk(c, &c->o, &st);
+	c->st = st;
 	if (!rc && c->verify && !st.interrupted)
 		verify_all(c, &st);
 	if ((rc || st.interrupted) && c->img_open)
@@ -730,6 +841,7 @@ static int run(struct imgcmd *c, enum outcome *out)
 			rc = -1;
 	}
 	*out = outcome_of(c, &st, rc);
+	c->st = st;
 	print_summary(c, &st, *out);
 	if (st.interrupted)
 		return 128 + label_stop_signal;
@@ -740,22 +852,36 @@ static int run(struct imgcmd *c, enum outcome *out)
 	return st.errors ? EXIT_DIFFERS : EXIT_OK;
 }
 
-/* The report's last fields: what became of the target, and the exit status. It is valid JSON
- * whatever stopped the run. */
+/* The report's last field (fclabel-report(5)): the counts, what became of the target and the
+ * exit status. The report is valid JSON whatever stopped the run. */
 static int json_close(struct imgcmd *c, int status, enum outcome out)
 {
 	FILE *j = c->o.json;
+	const struct label_stats *st = &c->st;
+	bool written = out == OUT_WRITTEN || out == OUT_PARTIAL;
 	if (!j)
 		return status;
-	fprintf(j, "%s  \"result\": \"%s\", \"interrupted\": %s, \"exit_status\": %d\n}\n",
-		c->json_fields ? ",\n" : "", outcome_names[out],
-		label_stop_signal ? "true" : "false", status);
+	fputs(c->json_fields ? ",\n" : "  \"events\": [],\n", j);
+	fprintf(j, "  \"summary\": {\n    \"scanned\": %lu, \"differ\": %lu, \"written\": %lu, "
+		"\"unchanged\": %lu, \"hard_links\": %lu,\n    \"no_label\": %lu, \"conflicts\": "
+		"%lu, \"errors\": %lu, \"warnings\": %lu, \"no_space\": %lu,\n    "
+		"\"ea_blocks_allocated\": %lu, \"ea_block_shares\": %lu, \"dirs_entered\": %lu, "
+		"\"dirs_skipped\": %lu,\n    \"encrypted_dirs\": %lu, \"unknown_packages\": %lu, "
+		"\"seapp_failed\": %lu,\n    \"digests\": {\"right\": %lu, \"missing_or_stale\": %lu, "
+		"\"written\": %lu, \"withheld\": %lu},\n    \"files_total\": %lu, \"seconds\": %.3f, "
+		"\"claims_seconds\": %.3f,\n    \"result\": \"%s\", \"interrupted\": %s, "
+		"\"exit_status\": %d\n  }\n}\n",
+		st->scanned, st->changed, written && c->o.mode == LM_LABEL ? st->changed : 0,
+		st->unchanged, st->links, st->nolabel, st->conflicts, st->errors, st->warnings,
+		st->nospace, st->ea_allocated, st->ea_shared, st->dirs, st->dirs_skipped,
+		st->encrypted, st->unknown_pkgs, st->seapp_failed, st->digests_unchanged,
+		st->digests_written, written && c->o.mode == LM_LABEL ? st->digests_written : 0,
+		st->digests_withheld, st->total, st->seconds, st->claims_seconds, outcome_names[out],
+		st->interrupted || label_stop_signal ? "true" : "false", status);
 	if (fflush(j) || ferror(j) || (j != stdout && fclose(j))) {
 		fprintf(stderr, "fclabel %s: --json %s: writing the report failed: %m\n", c->cmd,
 			c->json);
 		status = status == EXIT_OK || status == EXIT_DIFFERS ? EXIT_USAGE : status;
-	} else if (j == stdout) {
-		c->o.json = NULL;
 	}
 	c->o.json = NULL;
 	return status;
@@ -801,7 +927,7 @@ int image_command(int argc, char **argv, int mode)
 		return finish(&c, r > 0 ? EXIT_OK : EXIT_USAGE, OUT_NOTHING);
 	if (check_target(&c) || resolve_output(&c))
 		return finish(&c, EXIT_USAGE, OUT_NOTHING);
-	if ((status = load_policies(&c)) != EXIT_OK)
+	if ((status = load_policies(&c)) != EXIT_OK || (status = check_covered(&c)) != EXIT_OK)
 		return finish(&c, status, OUT_NOTHING);
 	catch_stops();
 	if (open_outputs(&c))

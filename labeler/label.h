@@ -206,6 +206,7 @@ struct label_opts {
 };
 struct label_stats {
 	unsigned long scanned, changed, unchanged, nolabel, conflicts, errors, warnings;
+	unsigned long links;               /* second (and later) names of a hard-linked file */
 	unsigned long ea_allocated, ea_shared;
 	unsigned long nospace;             /* files left unlabeled: no free block for the label */
 	unsigned long dirs, dirs_skipped;  /* directories entered, and left out by the diff */
@@ -283,6 +284,11 @@ void label_walk_warn(struct label_run *run, const char *path, const char *msg);
 bool label_excluded(const struct label_opts *o, const char *path, size_t len);
 
 /* ---- report.c ---- */
+/* The JSON report's schema (fclabel-report(5), man/fclabel-report.schema.json). */
+#define REPORT_SCHEMA "fclabel-report/1"
+/* A JSON string; file names are bytes: valid UTF-8 passes, any other byte 0xXX becomes the
+ * lone surrogate \udcXX (Python's "surrogateescape" reads it back as that byte). */
+void rpt_json_str(FILE *f, const char *s);
 /* A file name for text output: as it is, or, when it holds a control character, a double quote,
  * a backslash or bytes that are not UTF-8, in double quotes with C escapes (\n \t \" \\ \ooo), as
  * git writes names with core.quotePath (valid UTF-8 stays as it is). The result stays valid
@@ -302,7 +308,7 @@ struct policy_files {
 	size_t n;
 };
 void policy_files_free(struct policy_files *pf);
-/* (report.c) The JSON report's ,\n  "policy_files": [...] when there are any. */
+/* (report.c) The JSON report's   "policy_files": [...],\n when there are any. */
 void policy_files_json(FILE *f, const struct policy_file *v, size_t n);
 struct aroot_args;
 /*

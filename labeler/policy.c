@@ -173,7 +173,57 @@ static char *judge(sepol_handle_t *h, const sepol_policydb_t *db, struct msgs *m
 	return r;
 }
 
-int policy_check(const char *cmd, const char *path, const fc_set *set)
+/* Why name is not a type (an attribute, or nothing) of the policy, or NULL when it is one. */
+static const char *not_a_type(const sepol_policydb_t *db, const char *name)
+{
+	/* (libsepol's shared library exports no lookup by name: the names, in value order) */
+	const policydb_t *p = &db->p;
+	for (uint32_t i = 0; i < p->p_types.nprim; i++) {
+		if (!p->p_type_val_to_name[i] || strcmp(p->p_type_val_to_name[i], name))
+			continue;
+		const type_datum_t *t = p->type_val_to_struct ? p->type_val_to_struct[i] : NULL;
+		return t && t->flavor == TYPE_ATTRIB ? "is an attribute, not a type" : NULL;
+	}
+	return "is not defined";
+}
+
+/* seapp_contexts against the policy, as AOSP's checkseapp checks them: every domain= and type=
+ * a type, every level= a level. The number of bad lines (each printed). */
+static size_t check_seapp(const char *cmd, const char *path, sepol_handle_t *h,
+			  const sepol_policydb_t *db, struct msgs *m, const seapp_set *sa)
+{
+	size_t nbad = 0;
+	for (size_t i = 0; sa && i < seapp_count(sa); i++) {
+		struct seapp_where w;
+		const char *why = NULL, *what = NULL, *val = NULL;
+		seapp_rule_at(sa, i, &w);
+		if (w.domain && (why = not_a_type(db, w.domain))) {
+			what = "domain";
+			val = w.domain;
+		} else if (w.type && (why = not_a_type(db, w.type))) {
+			what = "type";
+			val = w.type;
+		} else if (w.level && (m->first[0] = 0, sepol_mls_check(h, db, w.level) < 0)) {
+			what = "level";
+			val = w.level;
+			why = "is not valid";
+		}
+		if (!why)
+			continue;
+		if (++nbad <= POLICY_MAX_REPORTED)
+			fprintf(stderr, "fclabel %s: %s:%u: %s %s %s in policy %s\n", cmd, w.file,
+				w.line, what, val, why, path);
+	}
+	if (nbad > POLICY_MAX_REPORTED)
+		fprintf(stderr, "fclabel %s: ... and %zu more\n", cmd, nbad - POLICY_MAX_REPORTED);
+	if (nbad)
+		fprintf(stderr, "fclabel %s: %zu seapp_contexts line(s) name what policy %s does "
+			"not define; nothing was done\n", cmd, nbad, path);
+	m->first[0] = 0;
+	return nbad;
+}
+
+int policy_check(const char *cmd, const char *path, const fc_set *set, const seapp_set *sa)
 {
 	size_t n = fc_count(set), size = 16, nbad = 0;
 	struct msgs m = { "" };
@@ -224,6 +274,7 @@ int policy_check(const char *cmd, const char *path, const fc_set *set)
 	if (nbad)
 		fprintf(stderr, "fclabel %s: %zu of %zu file_contexts specs have a context that policy "
 			"%s does not define; nothing was done\n", cmd, nbad, n, path);
+	nbad += check_seapp(cmd, path, h, db, &m, sa);
 	status = nbad ? EXIT_DIFFERS : EXIT_OK;
 out:
 	if (tab)

@@ -108,6 +108,8 @@ void rpt_event(struct run *r, const char *kind, const char *path, const char *ha
 	if (has) {
 		fputs(", \"has\": ", r->o->json);
 		rpt_json_str(r->o->json, has);
+	} else if (wants) {
+		fputs(", \"has\": null", r->o->json); /* (none: a file never labeled) */
 	}
 	if (wants) {
 		fputs(", \"wants\": ", r->o->json);
@@ -191,7 +193,7 @@ void policy_files_json(FILE *f, const struct policy_file *v, size_t n)
 {
 	if (!n)
 		return;
-	fputs(",\n  \"policy_files\": [", f);
+	fputs("  \"policy_files\": [", f);
 	for (size_t i = 0; i < n; i++) {
 		fprintf(f, "%s\n    {\"kind\": \"%s\", \"part\": \"%s\", \"path\": ", i ? "," : "",
 			v[i].kind, v[i].part);
@@ -200,5 +202,5 @@ void policy_files_json(FILE *f, const struct policy_file *v, size_t n)
 		rpt_json_str(f, v[i].from);
 		fputc('}', f);
 	}
-	fputs("\n  ]", f);
+	fputs("\n  ],\n", f);
 }

@@ -20,6 +20,8 @@ need android-sdk-libsparse-utils command -v img2simg
 need attr command -v setfattr
 need acl command -v setfacl
 need python3 command -v python3
+# the JSON reports the suite writes, validated against man/fclabel-report.schema.json
+need python3-jsonschema /usr/bin/python3 -c 'import jsonschema'
 # man page tests (groff -ww, man -l); make static and t_install: the static archives (libext2fs,
 # libpcre2-8, libsepol, libz come with the -dev packages above; libcom_err.a with comerr-dev)
 need groff-base command -v groff

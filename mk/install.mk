@@ -2,7 +2,8 @@
 #
 # make install [PREFIX=/usr/local] [DESTDIR=] [BINDIR=] [DATADIR=] [MANDIR=] [LIBDIR=]
 #              [INCLUDEDIR=] [PKGCONFIGDIR=] [BASHCOMPDIR=]
-#     fclabel, the man pages (sections 1 and 3, plus fc_load(3) ... pointing to fcontexts(3)),
+#     fclabel, the man pages (sections 1, 3 and 5, plus fc_load(3) ... pointing to fcontexts(3)),
+#     the report's JSON Schema (DATADIR/fclabel/fclabel-report.schema.json),
 #     libfcontexts.a, fcontexts.h, fcontexts.pc (generated), the bash completion
 # make uninstall      removes what make install put there (same variables)
 # make static         fclabel-static, for a recovery ramdisk: every library that has a static
@@ -22,6 +23,7 @@ INSTALL      ?= install
 
 MAN1_PAGES := $(notdir $(wildcard man/*.1))
 MAN3_PAGES := $(notdir $(wildcard man/*.3))
+MAN5_PAGES := $(notdir $(wildcard man/*.5))
 # one-line pages so that `man fc_lookup` finds fcontexts(3)
 MAN3_LINKS := fc_load fc_load_opts fc_free fc_lookup fc_count fc_spec_at fc_explain \
 	fc_spec_prefix fc_diff fc_diff_free fc_diff_count fc_diff_at fc_diff_everything \
@@ -31,11 +33,14 @@ MAN3_LINKS := fc_load fc_load_opts fc_free fc_lookup fc_count fc_spec_at fc_expl
 
 install: fclabel fcontexts/libfcontexts.a
 	$(INSTALL) -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(MANDIR)/man3" \
+		"$(DESTDIR)$(MANDIR)/man5" "$(DESTDIR)$(DATADIR)/fclabel" \
 		"$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(INCLUDEDIR)" "$(DESTDIR)$(PKGCONFIGDIR)" \
 		"$(DESTDIR)$(BASHCOMPDIR)"
 	$(INSTALL) -m 755 fclabel "$(DESTDIR)$(BINDIR)/fclabel"
 	cd man && $(INSTALL) -m 644 $(MAN1_PAGES) "$(DESTDIR)$(MANDIR)/man1/"
 	cd man && $(INSTALL) -m 644 $(MAN3_PAGES) "$(DESTDIR)$(MANDIR)/man3/"
+	cd man && $(INSTALL) -m 644 $(MAN5_PAGES) "$(DESTDIR)$(MANDIR)/man5/"
+	$(INSTALL) -m 644 man/fclabel-report.schema.json "$(DESTDIR)$(DATADIR)/fclabel/"
 	for f in $(MAN3_LINKS); do \
 		printf '.so man3/fcontexts.3\n' >"$(DESTDIR)$(MANDIR)/man3/$$f.3" || exit 1; \
 		chmod 644 "$(DESTDIR)$(MANDIR)/man3/$$f.3"; \
@@ -53,6 +58,9 @@ uninstall:
 		"$(DESTDIR)$(INCLUDEDIR)/fcontexts.h" "$(DESTDIR)$(PKGCONFIGDIR)/fcontexts.pc" \
 		"$(DESTDIR)$(BASHCOMPDIR)/fclabel"
 	for f in $(MAN1_PAGES); do rm -f "$(DESTDIR)$(MANDIR)/man1/$$f"; done
+	for f in $(MAN5_PAGES); do rm -f "$(DESTDIR)$(MANDIR)/man5/$$f"; done
+	rm -f "$(DESTDIR)$(DATADIR)/fclabel/fclabel-report.schema.json"
+	-rmdir "$(DESTDIR)$(DATADIR)/fclabel" 2>/dev/null
 	for f in $(MAN3_PAGES) $(MAN3_LINKS:=.3); do rm -f "$(DESTDIR)$(MANDIR)/man3/$$f"; done
 
 # ---- make static ----

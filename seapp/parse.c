@@ -562,6 +562,7 @@ void seapp_rule_at(const seapp_set *set, size_t i, struct seapp_where *w)
 	const struct rule *r = &set->rules[i];
 
 	*w = (struct seapp_where){
-		.file = set->files[r->file], .line = r->line, .text = r->text, .vendor = r->vendor
+		.file = set->files[r->file], .line = r->line, .text = r->text, .vendor = r->vendor,
+		.domain = r->domain, .type = r->type, .level = r->level
 	};
 }

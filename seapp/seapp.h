@@ -69,6 +69,8 @@ struct seapp_where {
 	unsigned line;	  /* physical, 1-based */
 	const char *text; /* the line as written, leading blanks left out */
 	bool vendor;	  /* from a vendor or odm file */
+	/* its outputs, NULL when the line has none (checked against a policy: --policy) */
+	const char *domain, *type, *level;
 };
 /* The rule at position i (< seapp_count) in precedence order: the order lookups try them. */
 void seapp_rule_at(const seapp_set *set, size_t i, struct seapp_where *w);

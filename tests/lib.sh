@@ -17,6 +17,13 @@ expect_eq() {
 expect_match() {
 	case $2 in $3) ok "$1" ;; *) bad "$1: [$2] does not match [$3]" ;; esac
 }
+# reports_valid FILE...: fclabel JSON reports checked against man/fclabel-report.schema.json;
+# prints the validator's last line ("N reports, M bad"; or why it could not run)
+reports_valid() {
+	_py=python3
+	"$_py" -c 'import jsonschema' 2>/dev/null || _py=/usr/bin/python3
+	"$_py" "$TOP/tests/validate_reports.py" "$TOP/man/fclabel-report.schema.json" -f "$@" 2>&1 | tail -n 1
+}
 finish() { [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }; exit 0; }
 need_oracle() {
 	if [ ! -x "$ORACLE" ]; then

@@ -296,6 +296,30 @@ def main():
     for t in threads:
         t.join()
 
+    # every JSON report the tests wrote, against the documented schema (fclabel-report(5))
+    rep = Job(os.path.join(TOP, "tests", "validate_reports.py"), False)
+    rep.key = rep.name = "json reports"
+    outs = [j.out for j in done if os.path.isdir(j.out)]
+    py = sys.executable
+    if subprocess.run([py, "-c", "import jsonschema"], capture_output=True).returncode:
+        py = "/usr/bin/python3"
+    t1 = time.monotonic()
+    res = subprocess.run([py, os.path.join(TOP, "tests", "validate_reports.py"),
+                          os.path.join(TOP, "man", "fclabel-report.schema.json")] + outs,
+                         capture_output=True, text=True)
+    rep.secs = time.monotonic() - t1
+    lines = res.stdout.strip().splitlines() or [res.stderr.strip()[-300:]]
+    if res.returncode == 77 or not os.path.exists(py):
+        rep.status, rep.detail = "SKIP", lines[-1]
+        log("SKIP json reports: %s" % lines[-1])
+    elif res.returncode == 0:
+        rep.status = "PASS"
+        log("PASS json reports: %s, each valid against man/fclabel-report.schema.json" % lines[-1])
+    else:
+        rep.status = "FAIL"
+        log("FAIL json reports: %s" % "\n    ".join(lines[-20:]))
+    done.append(rep)
+
     wall = time.monotonic() - t0
     if san_note:
         log("(sanitized runs left out: %s)" % san_note)

@@ -97,7 +97,7 @@ bad = 0
 for arg in sys.argv[1:]:
     path, rc = arg.rsplit(":", 1)
     try:
-        r = json.load(open(path))
+        r = json.load(open(path))["summary"]
     except Exception as e:
         print(f"{path}: not valid JSON: {e}"); bad += 1; continue
     want = "written" if rc == "0" else "not-written"
@@ -106,6 +106,8 @@ for arg in sys.argv[1:]:
 print(f"{len(sys.argv) - 1} reports, {bad} bad")
 EOF
 expect_match "every report is valid JSON and says what became of the image" "$(tail -n 1 json.check)" "* 0 bad"
+# shellcheck disable=SC2046
+expect_match "every report valid against the schema" "$(reports_valid $(for j in $jsons; do echo "${j%:*}"; done))" "* reports, 0 bad"
 [ "$(tail -n 1 json.check)" = "${jsons:+x}" ] || head -n 5 json.check
 echo "injected failures: $injected, lost: $lost"
 expect_eq "no injected failure lost" "$lost" 0
@@ -207,7 +209,7 @@ if cc -shared -fPIC -O2 -o killshim.so "$TOP/tests/killshim.c" -ldl 2>/dev/null;
 	expect_match "SIGINT in place: says what was done and what is left" "$(cat int.out int.err)" \
 		"*interrupted after * of about * files; the * label(s) written before it stay (each whole); run again to finish*"
 	expect_eq "SIGINT in place: the report is valid, says so" \
-		"$(python3 -c 'import json; r = json.load(open("int.json")); print(r["interrupted"], r["result"], r["exit_status"])')" \
+		"$(python3 -c 'import json; r = json.load(open("int.json"))["summary"]; print(r["interrupted"], r["result"], r["exit_status"])')" \
 		"True partly-written 130"
 	expect_eq "SIGINT in place: e2fsck -fn clean" "$(e2fsck -fn int.img >/dev/null 2>&1; echo $?)" 0
 	"$FCLABEL" label int.img -S fc --in-place >/dev/null 2>&1
@@ -220,8 +222,9 @@ if cc -shared -fPIC -O2 -o killshim.so "$TOP/tests/killshim.c" -ldl 2>/dev/null;
 	expect_eq "SIGTERM on a copy: the image is as it was" "$(cmp -s int.img int.orig && echo same)" same
 	expect_match "SIGTERM on a copy: says nothing was written" "$(cat int2.out int2.err)" \
 		"*interrupted after * of about * files; nothing was written: the image is as it was*"
+	expect_match "SIGINT and SIGTERM: the reports valid against the schema" "$(reports_valid int.json int2.json)" "2 reports, 0 bad"
 	expect_eq "SIGTERM on a copy: the report is valid, says so" \
-		"$(python3 -c 'import json; r = json.load(open("int2.json")); print(r["interrupted"], r["result"], r["exit_status"])')" \
+		"$(python3 -c 'import json; r = json.load(open("int2.json"))["summary"]; print(r["interrupted"], r["result"], r["exit_status"])')" \
 		"True not-written 143"
 else
 	echo "no C compiler for the signal shim: the SIGINT/SIGTERM cases skipped"

@@ -27,11 +27,13 @@ expected_files() { # BINDIR MANDIR LIBDIR INCLUDEDIR PKGCONFIGDIR BASHCOMPDIR
 		echo "$1/fclabel"
 		for p in man/*.1; do echo "$2/man1/${p#man/}"; done
 		for p in man/*.3; do echo "$2/man3/${p#man/}"; done
+		for p in man/*.5; do echo "$2/man5/${p#man/}"; done
 		for f in $man3_links; do echo "$2/man3/$f.3"; done
 		echo "$3/libfcontexts.a"
 		echo "$4/fcontexts.h"
 		echo "$5/fcontexts.pc"
 		echo "$6/fclabel"
+		echo "${6%/bash-completion/completions}/fclabel/fclabel-report.schema.json"
 	} | sort
 }
 want=$(expected_files /usr/bin /usr/share/man /usr/lib /usr/include /usr/lib/pkgconfig \

@@ -2,7 +2,7 @@
 # so does the library's fcontexts(3) (without warnings).
 . "$TOP/tests/lib.sh"
 command -v groff >/dev/null || skip "groff is not installed"
-for page in "$TOP"/man/*.1 "$TOP"/man/*.3; do
+for page in "$TOP"/man/*.1 "$TOP"/man/*.3 "$TOP"/man/*.5; do
 	warn=$(groff -ww -man -Tutf8 "$page" 2>&1 >/dev/null)
 	expect_eq "$(basename "$page") renders without warnings" "$warn" ""
 done
