@@ -77,10 +77,10 @@ measure() {
 # run SIDE first|again DIR
 run() {
 	case $1 in
-	fclabel) measure "$top/fclabel" label "$3" -S "$fc" ;;
-	fclabel1) measure "$top/fclabel" label "$3" -S "$fc" -T 1 ;;
-	nogx) measure "$nogx" "$top/fclabel" label "$3" -S "$fc" ;;
-	nogx1) measure "$nogx" "$top/fclabel" label "$3" -S "$fc" -T 1 ;;
+	fclabel) measure "$top/fclabel" label "$3" -a / -S "$fc" ;;
+	fclabel1) measure "$top/fclabel" label "$3" -a / -S "$fc" -T 1 ;;
+	nogx) measure "$nogx" "$top/fclabel" label "$3" -a / -S "$fc" ;;
+	nogx1) measure "$nogx" "$top/fclabel" label "$3" -a / -S "$fc" -T 1 ;;
 	floor|floor1)
 		j=$threads; [ "$1" = floor1 ] && j=1
 		if [ "$2" = first ]; then measure "$floor" write "$3" "$fixed" -j $j

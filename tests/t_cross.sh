@@ -55,6 +55,15 @@ if [ -z "$archs" ]; then
 fi
 [ -z "$why" ] || echo "note: not run: $why"
 
+# The trees (tens of thousands of entries, copied and removed: slow on a busy disk) go to an
+# ext4 file system of their own, loop-mounted, when that can be had; else to $OUT.
+L=$OUT
+mkdir -p "$OUT/trees"
+if [ "$(id -u)" = 0 ] && mke2fs -q -F -t ext4 -O ^has_journal -N 100000 "$OUT/trees.img" 1G \
+	>/dev/null 2>&1 && mount -o loop "$OUT/trees.img" "$OUT/trees" 2>/dev/null; then
+	L=$OUT/trees
+	trap 'umount "$OUT/trees" 2>/dev/null' EXIT
+fi
 # on ARCH CMD...: the ARCH build of fclabel under qemu
 on() {
 	_a=$1
@@ -122,7 +131,7 @@ fi
 echo "[$(($(date +%s) - start)) s]"
 # ---- images ----------------------------------------------------------------------------------------------
 # an image tree: the Pixel 5 listing (empty files, modes, symlinks), or this machine's shape
-IT=$OUT/imgtree
+IT=$L/imgtree
 pixel=$(ls -d "$SHARED"/images/pixel5_*/ 2>/dev/null | head -n 1)
 if [ -n "$pixel" ] && [ -f "$pixel/tree.tsv" ]; then
 	"$PY" - "$pixel/tree.tsv" "$IT" <<'EOF'
@@ -209,11 +218,13 @@ setfattr -n security.selinux -v x "$probe" 2>/dev/null ||
 UFC=$TOP/fixtures/userdata/file_contexts
 SEAPP=$TOP/fixtures/seapp/plat_seapp_contexts
 mkdir -p "$OUT/ud"
-"$PY" "$TOP/tests/gen_userdata.py" tree "$OUT/ud/tree" "$OUT/ud" >/dev/null ||
+"$PY" "$TOP/tests/gen_userdata.py" tree "$L/ud" "$OUT/ud" >/dev/null ||
 	{ bad "gen_userdata.py tree"; finish; }
-# the threaded walk's tree: the same, with symlinks, a FIFO, hard links and a wrong label
-TT=$OUT/tt
-cp -a "$OUT/ud/tree" "$TT"
+# the threaded walk's tree: a part of it (a thousand entries: copies are slow), with symlinks, a
+# FIFO, hard links and a wrong label
+TT=$L/tt
+mkdir -p "$TT/user" "$TT/user_de"
+for d in system misc misc_ce misc_de user/10 user_de/10; do cp -a "$L/ud/$d" "$TT/$d"; done
 mkdir -p "$TT/misc/t"
 ln -s ../../system/packages.list "$TT/misc/t/link"
 ln -s /nowhere "$TT/misc/t/dangling"
@@ -226,17 +237,17 @@ setfattr -h -n security.selinux -v "u:object_r:wrong:s0" "$TT/misc/t/link"
 tree() {
 	_s=$1 _n=$2
 	shift 2
-	_src=$OUT/ud/tree
+	_src=$L/ud
 	[ "$_n" = tt ] && _src=$TT
-	rm -rf "$OUT/$_s.$_n"
-	cp -a "$_src" "$OUT/$_s.$_n"
+	rm -rf "$L/$_s.$_n"
+	cp -a "$_src" "$L/$_s.$_n"
 	if [ "$_s" = host ]; then
-		"$FCLABEL" label "$OUT/$_s.$_n" "$@" >"$OUT/$_s.$_n.out" 2>&1
+		"$FCLABEL" label "$L/$_s.$_n" "$@" >"$OUT/$_s.$_n.out" 2>&1
 	else
-		on "$_s" label "$OUT/$_s.$_n" "$@" >"$OUT/$_s.$_n.out" 2>&1
+		on "$_s" label "$L/$_s.$_n" "$@" >"$OUT/$_s.$_n.out" 2>&1
 	fi
 	echo $? >"$OUT/$_s.$_n.rc"
-	xattr_dump "$OUT/$_s.$_n" "$OUT/$_s.$_n.dump"
+	xattr_dump "$L/$_s.$_n" "$OUT/$_s.$_n.dump"
 }
 tree host ud -a /data -S "$UFC" --seapp "$SEAPP" --digests
 tree host tt -a /data -S "$UFC" -T 2
@@ -248,19 +259,19 @@ for a in $archs; do
 	tree "$a" tt -a /data -S "$UFC" -T 2
 	for n in ud tt; do
 		expect_eq "$a: label $n: exit" "$(cat "$OUT/$a.$n.rc")" "$(cat "$OUT/host.$n.rc")"
-		expect_eq "$a: label $n: what it prints" "$(norm "$OUT/$a.$n.out" "$OUT/$a.$n")" \
-			"$(norm "$OUT/host.$n.out" "$OUT/host.$n")"
+		expect_eq "$a: label $n: what it prints" "$(norm "$OUT/$a.$n.out" "$L/$a.$n")" \
+			"$(norm "$OUT/host.$n.out" "$L/host.$n")"
 		cmp -s "$OUT/$a.$n.dump" "$OUT/host.$n.dump" &&
 			ok "$a: label $n: every security.* attribute the host build's ($(wc -l <"$OUT/host.$n.dump"))" ||
 			{ bad "$a: label $n: attributes differ from the host build's:"; diff "$OUT/$a.$n.dump" "$OUT/host.$n.dump" | head -n 6; }
 	done
-	on "$a" check "$OUT/$a.ud" -a /data -S "$UFC" --seapp "$SEAPP" --digests >"$OUT/$a.ud.check" 2>&1
+	on "$a" check "$L/$a.ud" -a /data -S "$UFC" --seapp "$SEAPP" --digests >"$OUT/$a.ud.check" 2>&1
 	expect_eq "$a: check --seapp --digests after it" "$?" 0
-	on "$a" check "$OUT/$a.tt" -a /data -S "$UFC" -T 2 >"$OUT/$a.tt.check" 2>&1
+	on "$a" check "$L/$a.tt" -a /data -S "$UFC" -T 2 >"$OUT/$a.tt.check" 2>&1
 	expect_eq "$a: check -T 2 after it" "$?" 0
-	rm -rf "$OUT/$a.ud" "$OUT/$a.tt"
+	rm -rf "$L/$a.ud" "$L/$a.tt"
 done
-rm -rf "$OUT/host.ud" "$OUT/host.tt"
+rm -rf "$L/host.ud" "$L/host.tt"
 
 echo "[$(($(date +%s) - start)) s]"
 # ---- what a recovery lacks ---------------------------------------------------------------------------------
@@ -299,15 +310,15 @@ EOF
 }
 for a in $archs; do
 	cp --sparse=always "$OUT/base128.img" "$OUT/$a.trace.img"
-	rm -rf "$OUT/$a.trace"
-	cp -a "$TT" "$OUT/$a.trace"
-	for step in "img label $OUT/$a.trace.img -a $IMP -S $IFC" "tree label $OUT/$a.trace -a /data -S $UFC -T 2" \
-		"ud label $OUT/$a.trace -a /data -S $UFC --seapp $SEAPP --digests" "lookup lookup -S $IFC /system/bin/sh"; do
+	rm -rf "$L/$a.trace"
+	cp -a "$TT" "$L/$a.trace"
+	for step in "img label $OUT/$a.trace.img -a $IMP -S $IFC" "tree label $L/$a.trace -a /data -S $UFC -T 2" \
+		"ud label $L/$a.trace -a /data -S $UFC --seapp $SEAPP --digests" "lookup lookup -S $IFC /system/bin/sh"; do
 		# shellcheck disable=SC2086
 		if r=$(trace "$a" $step); then ok "$a: ${step%% *}: nothing read or written outside the inputs, the target and /proc ($r)"
 		else bad "$a: ${step%% *}: $(echo "$r" | tr '\n' '|')"; fi
 	done
-	rm -rf "$OUT/$a.trace" "$OUT/$a.trace.img"
+	rm -rf "$L/$a.trace" "$OUT/$a.trace.img"
 done
 
 # without /proc: a mount namespace whose /proc is an empty tmpfs
@@ -319,14 +330,14 @@ a=${archs# }
 a=${a%% *}
 cp --sparse=always "$OUT/base128.img" "$OUT/noproc.img"
 cp --sparse=always "$OUT/base128.img" "$OUT/noproc-loop.img"
-rm -rf "$OUT/noproc"
-cp -a "$TT" "$OUT/noproc"
-mkdir -p "$OUT/noproc/inner"
-export q="$(qemu_of "$a")" b="$TOP/fclabel-$a" IMP IFC UFC OUT
+rm -rf "$L/noproc"
+cp -a "$TT" "$L/noproc"
+mkdir -p "$L/noproc/inner"
+export q="$(qemu_of "$a")" b="$TOP/fclabel-$a" IMP IFC UFC OUT L
 unshare -m sh -c '
 	mount --make-rprivate / 2>/dev/null
 	mount -t tmpfs none /proc || exit 99
-	mount -t tmpfs none "$OUT/noproc/inner" && : >"$OUT/noproc/inner/x"
+	mount -t tmpfs none "$L/noproc/inner" && : >"$L/noproc/inner/x"
 	[ -e /proc/self ] && exit 98
 	"$q" "$b" label "$OUT/noproc.img" -a "$IMP" -S "$IFC" --no-sync >"$OUT/noproc.img.out" 2>&1
 	echo $? >"$OUT/noproc.img.rc"
@@ -335,9 +346,9 @@ unshare -m sh -c '
 		echo $? >"$OUT/noproc.loop.rc"
 		losetup -d "$loop"
 	fi
-	"$q" "$b" label "$OUT/noproc" -a /data -S "$UFC" -T 2 >"$OUT/noproc.tree.out" 2>&1
+	"$q" "$b" label "$L/noproc" -a /data -S "$UFC" -T 2 >"$OUT/noproc.tree.out" 2>&1
 	echo $? >"$OUT/noproc.tree.rc"
-	umount "$OUT/noproc/inner"
+	umount "$L/noproc/inner"
 '
 case $? in
 99) echo "cannot mount a tmpfs over /proc in a mount namespace: the runs without /proc not tried"; finish ;;
@@ -362,12 +373,13 @@ out=$(cat "$OUT/noproc.tree.out")
 expect_match "no /proc: ... one note says why" "$out" "*note: /proc is not mounted: the labels of symlinks*"
 expect_match "no /proc: ... the mount inside is not crossed" "$out" "*1 mount point(s) not crossed (/data/inner*"
 expect_match "no /proc: ... the rest labeled" "$out" "*scanned *, changed [1-9]*errors [1-4],*"
-xattr_dump "$OUT/noproc" "$OUT/noproc.dump"
+xattr_dump "$L/noproc" "$OUT/noproc.dump"
 grep -v '^\(\./\)\{0,1\}misc/t/\(link\|dangling\|fifo\)	' "$OUT/host.tt.dump" >"$OUT/host.tt.nolinks"
 grep -v '^\(\./\)\{0,1\}misc/t/\(link\|dangling\|fifo\)	' "$OUT/noproc.dump" >"$OUT/noproc.nolinks"
 cmp -s "$OUT/noproc.nolinks" "$OUT/host.tt.nolinks" &&
 	ok "no /proc: every other label is the one given with /proc" ||
 	{ bad "no /proc: labels differ:"; diff "$OUT/noproc.nolinks" "$OUT/host.tt.nolinks" | head -n 6; }
-rm -rf "$OUT/noproc" "$OUT/ud" "$TT" "$IT" "$OUT"/*.img
+if [ "$L" = "$OUT" ]; then rm -rf "$L/noproc" "$L/ud" "$TT" "$IT"; else umount "$L"; fi
+rm -f "$OUT"/*.img
 echo "t_cross: $nq queries per build; $(($(date +%s) - start)) s"
 finish

@@ -75,9 +75,9 @@ if command -v strace >/dev/null 2>&1; then
 	export ASAN_OPTIONS
 	# a check of a labeled tree: every label read (a first label mostly writes without reading)
 	fresh st
-	"$FCLABEL" label "$OUT/st" -S "$FC" >/dev/null 2>&1
-	strace -f -qq -o "$OUT/plain.strace" "$FCLABEL" check "$OUT/st" -S "$FC" -T 2 >/dev/null 2>&1
-	"$W" strace -f -qq -o "$OUT/filtered.strace" "$FCLABEL" check "$OUT/st" -S "$FC" -T 2 >/dev/null 2>&1
+	"$FCLABEL" label "$OUT/st" -a / -S "$FC" >/dev/null 2>&1
+	strace -f -qq -o "$OUT/plain.strace" "$FCLABEL" check "$OUT/st" -a / -S "$FC" -T 2 >/dev/null 2>&1
+	"$W" strace -f -qq -o "$OUT/filtered.strace" "$FCLABEL" check "$OUT/st" -a / -S "$FC" -T 2 >/dev/null 2>&1
 	set -- $(calls "$OUT/filtered.strace" getxattrat)
 	[ "$1" -ge 1 ] && [ "$1" -le 2 ] && [ "$2" = "$1" ] &&
 		ok "under the filter: $1 getxattrat call(s) (at most one per thread), each ENOSYS" ||
@@ -105,9 +105,9 @@ fi
 for T in 1 2; do
 	fresh "a$T"
 	fresh "b$T"
-	"$FCLABEL" label "$OUT/a$T" -S "$FC" -T "$T" >"$OUT/a$T.out" 2>&1
+	"$FCLABEL" label "$OUT/a$T" -a / -S "$FC" -T "$T" >"$OUT/a$T.out" 2>&1
 	ra=$?
-	"$W" "$FCLABEL" label "$OUT/b$T" -S "$FC" -T "$T" >"$OUT/b$T.out" 2>&1
+	"$W" "$FCLABEL" label "$OUT/b$T" -a / -S "$FC" -T "$T" >"$OUT/b$T.out" 2>&1
 	rb=$?
 	expect_eq "-T $T: label under the filter exits as without it" "$rb" "$ra"
 	expect_eq "-T $T: ... and prints the same" "$(norm "$OUT/b$T.out" "$OUT/b$T")" "$(norm "$OUT/a$T.out" "$OUT/a$T")"
@@ -117,7 +117,7 @@ for T in 1 2; do
 	cmp -s "$OUT/a$T.dump" "$OUT/b$T.dump" &&
 		ok "-T $T: every label the same ($(wc -l <"$OUT/a$T.dump") attributes)" ||
 		{ bad "-T $T: labels differ:"; diff "$OUT/b$T.dump" "$OUT/a$T.dump" | head -n 6; }
-	"$W" "$FCLABEL" check "$OUT/b$T" -S "$FC" -T "$T" >"$OUT/b$T.check" 2>&1
+	"$W" "$FCLABEL" check "$OUT/b$T" -a / -S "$FC" -T "$T" >"$OUT/b$T.check" 2>&1
 	expect_eq "-T $T: check under the filter after it" "$?" 0
 	# spoil a few labels on both: a file, a symlink, the FIFO, a directory, a hard link
 	for d in "a$T" "b$T"; do
@@ -125,13 +125,13 @@ for T in 1 2; do
 			setfattr -h -n security.selinux -v "system_u:object_r:spoilt_t:s0" "$OUT/$d/$f"
 		done
 	done
-	"$FCLABEL" check "$OUT/a$T" -S "$FC" -T "$T" -v >"$OUT/a$T.check2" 2>&1
+	"$FCLABEL" check "$OUT/a$T" -a / -S "$FC" -T "$T" -v >"$OUT/a$T.check2" 2>&1
 	ra=$?
-	"$W" "$FCLABEL" check "$OUT/b$T" -S "$FC" -T "$T" -v >"$OUT/b$T.check2" 2>&1
+	"$W" "$FCLABEL" check "$OUT/b$T" -a / -S "$FC" -T "$T" -v >"$OUT/b$T.check2" 2>&1
 	expect_eq "-T $T: check under the filter finds the spoilt labels" "$?:$(norm "$OUT/b$T.check2" "$OUT/b$T" | sort)" \
 		"$ra:$(norm "$OUT/a$T.check2" "$OUT/a$T" | sort)"
 	expect_match "-T $T: ... which are five" "$(cat "$OUT/b$T.check2")" "*differ 5,*"
-	"$W" "$FCLABEL" label "$OUT/b$T" -S "$FC" -T "$T" >"$OUT/b$T.again" 2>&1
+	"$W" "$FCLABEL" label "$OUT/b$T" -a / -S "$FC" -T "$T" >"$OUT/b$T.again" 2>&1
 	expect_match "-T $T: label under the filter again changes those" "$(cat "$OUT/b$T.again")" "*changed 5, *"
 	xattr_dump "$OUT/b$T" "$OUT/b$T.dump2"
 	cmp -s "$OUT/a$T.dump" "$OUT/b$T.dump2" && ok "-T $T: ... back to the same labels" ||
