@@ -119,7 +119,8 @@ while [ $r -le "$runs" ]; do
 				set -- $(run $s $state "$d")
 				echo "$2 $3 $4 $5 $1" >>"$out/$s.$state.$cache.t"
 				msg=""
-				case $s in fclabel* | nogx*) msg=": $(tail -n 1 "$out/cmd.out")" ;; esac
+				# the summary (on stderr since fclabel prints its summaries there)
+				case $s in fclabel* | nogx*) msg=": $(cat "$out/cmd.out" "$out/cmd.err" | grep 'scanned' | tail -n 1)" ;; esac
 				[ "$1" = 0 ] || msg="$msg (exit $1: $(tail -n 1 "$out/cmd.err"))"
 				printf '  round %d %s %-5s %-24s %6s s (user %s, sys %s), peak %d MiB%s\n' \
 					$r $cache $state "$(name $s)" $2 $3 $4 $(($5 / 1024)) "$msg"
