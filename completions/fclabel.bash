@@ -10,12 +10,13 @@ _fclabel_commands="label check relabel diff lookup explain"
 
 _fclabel_opts_label="-S --file-contexts --android-root --partition -a --mount-point -n --dry-run -e --exclude -v --verbose
 	--json --strict --force --base-only -z --undo -o --output --no-sync --atomic --in-place --policy --cross-mounts
-	--seapp --packages --digests --lock -T --threads -h --help"
+	--seapp --packages --digests --as-device --ignore-digests --lock -T --threads -h --help"
 _fclabel_args_label="-S --file-contexts --android-root --partition -a --mount-point -e --exclude --json -z --undo
 	-o --output --policy --seapp --packages -T --threads"
 
 _fclabel_opts_check="-S --file-contexts --android-root --partition -a --mount-point -e --exclude --json --base-only --policy
-	--cross-mounts -v --verbose --seapp --packages --digests --lock -T --threads -h --help"
+	--cross-mounts -v --verbose --seapp --packages --digests --as-device --ignore-digests --lock
+	-T --threads -h --help"
 _fclabel_args_check="-S --file-contexts --android-root --partition -a --mount-point -e --exclude --json --policy --seapp
 	--packages -T --threads"
 

@@ -57,6 +57,8 @@ io_channel imgfmt_inner_channel(io_channel ch);
 const char *imgfmt_io_error(void);
 /* Whether FCLABEL_FAULT failed an operation in this run. */
 bool imgfmt_fault_fired(void);
+/* Whether this run wrote (or tried to write) to an image channel. */
+bool imgfmt_written(void);
 
 /* Why the last open failed, when it was the image format's fault (chunk and offset). */
 const char *imgfmt_error(void);

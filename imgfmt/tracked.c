@@ -80,6 +80,11 @@ bool imgfmt_fault_fired(void)
 	return atomic_load(&fault_fired) != 0;
 }
 
+bool imgfmt_written(void)
+{
+	return atomic_load(&counts[IMGIO_WRITE]) != 0;
+}
+
 /* ---- the first I/O error ---- */
 
 static void record(io_channel ch, const char *what, unsigned long long block, errcode_t rc)

@@ -38,11 +38,26 @@ struct pkgdir {
 	bool sandbox_ctx_ok;
 };
 
+/* A package's answers for one uid: a package has a directory in each of CE and DE storage for
+ * each user (and SDK sandbox ones), all with the same answer for a uid. */
+struct answer {
+	const struct pkg_entry *pkg;
+	uint32_t uid;
+	int err;
+	const char *why;
+	struct seapp_answer ans, old;
+	bool old_known;
+};
+
 struct appdata {
 	const seapp_set *seapp, *old;
 	const pkg_list *pkgs;
 	const fc_set *set;
 	struct pkgdir cur;
+	struct answer *answers; /* in the order found */
+	size_t nanswers, capanswers;
+	uint32_t *slots;        /* open addressing, mask + 1 slots: 1 + an index in answers, 0 free */
+	size_t mask;
 };
 
 struct appdata *appdata_new(const seapp_set *seapp, const seapp_set *old, const pkg_list *pkgs,
@@ -60,8 +75,11 @@ struct appdata *appdata_new(const seapp_set *seapp, const seapp_set *old, const 
 
 void appdata_free(struct appdata *ad)
 {
-	if (ad)
+	if (ad) {
 		free(ad->cur.prefix);
+		free(ad->answers);
+		free(ad->slots);
+	}
 	free(ad);
 }
 
@@ -93,6 +111,74 @@ static int lookup(const seapp_set *s, const struct pkg_entry *pkg, const struct 
 	if (rc)
 		*why = ans->why;
 	return rc;
+}
+
+static size_t answer_hash(const struct pkg_entry *pkg, uint32_t uid, size_t mask)
+{
+	return (size_t)((((uintptr_t)pkg >> 4) ^ uid * 2654435761u) * 0x9e3779b97f4a7c15ull >> 20) &
+	       mask;
+}
+
+/* The answers of (pkg, uid), found or made (pkg NULL: not yet looked up); NULL when out of
+ * memory. */
+static struct answer *answer_slot(struct appdata *ad, const struct pkg_entry *pkg, uint32_t uid)
+{
+	if (ad->nanswers * 2 >= ad->mask) {
+		size_t nm = ad->mask ? ad->mask * 2 + 1 : 255;
+		uint32_t *ns = calloc(nm + 1, sizeof(*ns));
+		if (!ns)
+			return NULL;
+		for (size_t i = 0; i < ad->nanswers; i++) {
+			size_t b = answer_hash(ad->answers[i].pkg, ad->answers[i].uid, nm);
+			while (ns[b])
+				b = (b + 1) & nm;
+			ns[b] = (uint32_t)i + 1;
+		}
+		free(ad->slots);
+		ad->slots = ns;
+		ad->mask = nm;
+	}
+	size_t b = answer_hash(pkg, uid, ad->mask);
+	for (; ad->slots[b]; b = (b + 1) & ad->mask) {
+		struct answer *a = &ad->answers[ad->slots[b] - 1];
+		if (a->pkg == pkg && a->uid == uid)
+			return a;
+	}
+	if (ad->nanswers == ad->capanswers) {
+		size_t c = ad->capanswers ? ad->capanswers * 2 : 64;
+		struct answer *na = realloc(ad->answers, c * sizeof(*na));
+		if (!na)
+			return NULL;
+		ad->answers = na;
+		ad->capanswers = c;
+	}
+	ad->slots[b] = (uint32_t)++ad->nanswers;
+	struct answer *a = &ad->answers[ad->nanswers - 1];
+	memset(a, 0, sizeof(*a));
+	return a;
+}
+
+/* The lookups of the package directory c is at (uid worked out), from the cache or made. */
+static int pkg_answers(struct appdata *ad, struct pkgdir *c, const struct seapp_path *sp)
+{
+	struct answer *a = answer_slot(ad, c->pkg, c->uid);
+	if (!a)
+		return ENOMEM;
+	if (!a->pkg) {
+		uint32_t uid;
+		const char *oldwhy;
+		a->pkg = c->pkg;
+		a->uid = c->uid;
+		a->err = lookup(ad->seapp, c->pkg, sp, &a->ans, &uid, &a->why);
+		a->old_known = !a->err && ad->old &&
+			       !lookup(ad->old, c->pkg, sp, &a->old, &uid, &oldwhy);
+	}
+	c->err = a->err;
+	c->why = a->why;
+	c->ans = a->ans;
+	c->old = a->old;
+	c->old_known = a->old_known;
+	return 0;
 }
 
 /* The sdksandbox directory's label, for the package directory below it. */
@@ -135,14 +221,16 @@ static int enter_pkgdir(struct appdata *ad, const char *path, const struct seapp
 	}
 	c->kind = AD_LABEL;
 	c->user = sp->user;
-	if ((c->err = lookup(ad->seapp, c->pkg, sp, &c->ans, &c->uid, &c->why))) {
+	if ((c->err = pkg_uid(c->pkg, sp, &c->uid, &c->why))) {
 		c->kind = AD_FAILED;
 		return 0;
 	}
-	uint32_t olduid;
-	const char *oldwhy;
-	if (ad->old && !lookup(ad->old, c->pkg, sp, &c->old, &olduid, &oldwhy))
-		c->old_known = true;
+	if (pkg_answers(ad, c, sp))
+		return ENOMEM;
+	if (c->err) {
+		c->kind = AD_FAILED;
+		return 0;
+	}
 	if (sp->sdk_sandbox)
 		sandbox_label(ad, path, (size_t)(sp->pkg - path));
 	return 0;

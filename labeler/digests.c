@@ -44,7 +44,9 @@ static void place(const struct run *r, const struct label_file *f, struct dstate
 	d->visited = under_data(f->path, f->pathlen) &&
 		     (f->pathlen == 5 || (up && up->visited && up->descends));
 	d->descends = fl & SEAPP_INIT_DESCENDS;
-	d->eligible = d->visited && (fl & SEAPP_INIT_DIGESTS);
+	/* --as-device: only where init's boot walk goes in this run (not where a matching digest
+	 * stopped it, nor where installd or vold walk) */
+	d->eligible = d->visited && (fl & SEAPP_INIT_DIGESTS) && (!r->o->device || r->dev_walked);
 }
 
 void dig_wrong(struct run *r)
@@ -248,4 +250,15 @@ bool dig_verified(struct run *r, const struct label_file *f, const struct walk_e
 		return false;
 	return !stored(r, f, e, cur, &curlen) && curlen == FC_DIGEST_LEN &&
 	       !memcmp(cur, was, FC_DIGEST_LEN);
+}
+
+/* Android's check_context_match_for_dir: the stored digest is the one this policy gives (a
+ * directory no spec reaches has none to match). */
+bool dig_matches(struct run *r, const struct label_file *f, const struct walk_entry *e)
+{
+	unsigned char want[FC_DIGEST_LEN], cur[64];
+	size_t curlen = 0;
+
+	return !fc_digest(r->set, f->path, want) && !stored(r, f, e, cur, &curlen) &&
+	       curlen == FC_DIGEST_LEN && !memcmp(cur, want, FC_DIGEST_LEN);
 }

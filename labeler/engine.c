@@ -435,17 +435,31 @@ static int label_one(struct run *r, const struct label_file *f, const struct wal
 	char w1[1024];
 	int fatal = 0;
 
+	const char *cur = NULL;
+	size_t curlen = 0;
+	bool have = false;
+
 	if (wanted(r, f, &w, descend) < 0)
 		return -1;
 	if (!w.ctx)
 		return 0;
+	if (r->dev_keep || r->dev_lazy) {
+		/* --as-device: what the device does depends on the label the file has */
+		if (!current_label(r, f, e, &cur, &curlen))
+			return 0;
+		have = true;
+		if (r->dev_keep && cur) {
+			if (!r->collect_only)
+				st->kept++;
+			return 0;
+		}
+		r->entry_differs = !label_same(cur, curlen, w.ctx);
+	}
 	if (!LINUX_S_ISDIR(f->mode) && f->nlink > 1 && !first_name(r, f, &w, &fatal))
 		return fatal;
 	if (r->collect_only)
 		return 0;
-	const char *cur;
-	size_t curlen;
-	if (!current_label(r, f, e, &cur, &curlen))
+	if (!have && !current_label(r, f, e, &cur, &curlen))
 		return 0;
 	if (label_same(cur, curlen, w.ctx)) {
 		st->unchanged++;
@@ -484,6 +498,59 @@ static int label_one(struct run *r, const struct label_file *f, const struct wal
 	return 0;
 }
 
+/* A directory that would be entered but is encrypted: its names are ciphertext, and a label
+ * made from one would be wrong. Returns 1: not entered. */
+static int encrypted_dir(struct run *r, const struct label_file *f, const struct walk_entry *e)
+{
+	if (!r->collect_only) {
+		r->st->encrypted++;
+		left_alone(r, f, "encrypted", "an encrypted directory: its own label is written, "
+			   "what is below it is left to the device");
+	}
+	mark_wrong(r);
+	if (r->o->digests && !r->collect_only)
+		dig_not_entered(r, f, e, false, false);
+	return 1;
+}
+
+/* --as-device: one entry as the device's own walks treat it (device.c says which reach it). */
+static int visit_as_device(struct run *r, const struct label_file *f, const struct walk_entry *e)
+{
+	bool digests = r->o->digests && !r->collect_only;
+	struct dev_entry d;
+	int descend = 0;
+
+	r->st->scanned++;
+	rpt_progress(r);
+	if (!valid_type(r, f))
+		return 1;
+	dev_classify(r, f, e, &d);
+	r->dev_keep = !d.labels;
+	r->dev_lazy = d.role & DEV_LAZY;
+	r->dev_walked = d.boot;
+	r->entry_differs = -1;
+	int rc = label_one(r, f, e, &descend);
+	r->dev_keep = r->dev_lazy = false;
+	if (rc < 0)
+		return -1;
+	if (!LINUX_S_ISDIR(f->mode))
+		return 1;
+	dev_report(r, f, &d, r->entry_differs);
+	unsigned below = descend ? 0 : dev_below(f, &d, r->entry_differs > 0);
+	if (below && f->encrypted)
+		return encrypted_dir(r, f, e);
+	if (!below) {
+		/* what is below is right as far as the device knows, but for what was found at f */
+		if (digests && !d.matched)
+			dig_not_entered(r, f, e, !r->entry_wrong, false);
+		return 1;
+	}
+	if (dev_push(r, below) < 0 || (digests && dig_enter(r, f, e) < 0))
+		return -1;
+	r->st->dirs++;
+	return 0;
+}
+
 volatile sig_atomic_t label_stop_signal;
 
 void label_read_only(struct run *r, const char *path)
@@ -516,6 +583,8 @@ static int visit_file(struct run *r, const struct label_file *f, const struct wa
 		mark_wrong(r); /* what -e leaves out is not known to be right */
 		return 1;
 	}
+	if (o->device)
+		return visit_as_device(r, f, e);
 	int descend = enter(r, f, e);
 	bool pruned = descend;
 	if (!valid_type(r, f))
@@ -524,19 +593,8 @@ static int visit_file(struct run *r, const struct label_file *f, const struct wa
 		return -1;
 	if (!LINUX_S_ISDIR(f->mode))
 		return descend;
-	if (f->encrypted && !descend) {
-		/* its names are ciphertext: a label made from one would be wrong */
-		descend = 1;
-		if (!r->collect_only) {
-			r->st->encrypted++;
-			left_alone(r, f, "encrypted", "an encrypted directory: its own label is written, "
-				   "what is below it is left to the device");
-		}
-		mark_wrong(r);
-		if (o->digests)
-			dig_not_entered(r, f, e, false, false);
-		return 1;
-	}
+	if (f->encrypted && !descend)
+		return encrypted_dir(r, f, e);
 	if (o->digests && !r->collect_only) {
 		if (!descend && dig_enter(r, f, e) < 0)
 			return -1;
@@ -560,6 +618,8 @@ static int leave(const struct walk_entry *e, void *arg)
 	struct label_file f = { e->path, e->pathlen, LINUX_S_IFDIR, 1, 0, e->ino, NULL, false, NULL, 0 };
 	if (r->o->digests && !r->collect_only)
 		dig_leave(r, &f, e);
+	if (r->o->device)
+		dev_pop(r);
 	return 0;
 }
 
@@ -568,6 +628,8 @@ void label_leave(struct label_run *run, const struct label_file *f)
 	struct run *r = (struct run *)run;
 	if (r->o->digests && !r->collect_only)
 		dig_leave(r, f, NULL);
+	if (r->o->device)
+		dev_pop(r);
 }
 
 int label_visit(struct label_run *run, const struct label_file *f)
@@ -661,6 +723,7 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 		}
 		memset(st, 0, sizeof(*st));
 		r.collect_only = false;
+		r.ndev = 0;
 		r.start = rpt_now();
 	}
 	rc = stopped(&r, walk_any(&r, &ws));
@@ -703,9 +766,13 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 			st->nospace > 10 ? "the first 10 are named above" : "named above");
 	if (r.x)
 		xattr_stats(r.x, &st->ea_allocated, &st->ea_shared, &st->claims_seconds);
+	char refusal[512] = "";
+	if (rc == LABEL_REFUSED) /* (the reason lives in r.x) */
+		snprintf(refusal, sizeof(refusal), "%s", xattr_strerror(r.x, XATTR_E_CLAIMS));
 	xattr_free(r.x);
 	free(r.suspect);
 	free(r.ds);
+	free(r.dev);
 	free_links(&r);
 	st->seconds = rpt_now() - r.start;
 	st->total = r.total;
@@ -720,8 +787,7 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 		st->errors++;
 	} else if (rc == LABEL_REFUSED) {
 		fprintf(stderr, "fclabel %s: %s: refusing to write to it: %s; stopped (run e2fsck "
-			"-f first; fclabel-label(1) says what is checked)\n", o->cmd, name,
-			xattr_strerror(r.x, XATTR_E_CLAIMS));
+			"-f first; fclabel-label(1) says what is checked)\n", o->cmd, name, refusal);
 		st->errors++;
 	} else if (rc) {
 		fprintf(stderr, "fclabel %s: %s: the walk stopped: %s\n", o->cmd, name,

@@ -38,6 +38,15 @@ struct run {
 	bool read_only;          /* a live tree's file system is read-only: the walk stops */
 	char read_only_at[512];  /* where that was found */
 	char want[4096];         /* an app data label being made */
+	/* --as-device (device.c) */
+	unsigned char *dev;      /* what each directory being walked hands its entries (DEV_*) */
+	size_t ndev, capdev;
+	bool dev_keep;           /* the entry keeps the label it has (it is labeled only if it has
+				  * none) */
+	bool dev_lazy;           /* the entry's label decides whether what is below is walked */
+	bool dev_walked;         /* init's boot walk labels (and digests) the entry in this run */
+	int entry_differs;       /* dev_lazy: its label was not the one wanted (1), was (0), or
+				  * was not compared (-1) */
 };
 
 /* A directory being walked, for --digests (digests.c). */
@@ -85,5 +94,37 @@ void dig_leave(struct run *r, const struct label_file *f, const struct walk_entr
 void dig_not_entered(struct run *r, const struct label_file *f, const struct walk_entry *e,
 		     bool right, bool verified);
 bool dig_verified(struct run *r, const struct label_file *f, const struct walk_entry *e);
+/* --as-device: whether the directory's security.sehash is the digest the policy gives it. */
+bool dig_matches(struct run *r, const struct label_file *f, const struct walk_entry *e);
+
+/* device.c: --as-device, which of the device's walks reach an entry */
+enum {
+	DEV_INIT = 1,     /* init's boot walk of /data (restorecon --recursive --skip-ce) */
+	DEV_VOLD = 2,     /* vold's walk of a user's CE directories at unlock */
+	DEV_LAZY = 4,     /* installd's lazy check of a package directory (or an SDK's) */
+	DEV_TREE = 8,     /* installd's walk below a package directory whose label was wrong */
+	DEV_PASS = 16,    /* no walk labels it: passed through to reach those below */
+	DEV_SANDBOX = 32, /* an SDK sandbox package directory: its directories are DEV_LAZY */
+};
+struct dev_entry {
+	unsigned role;  /* DEV_*: the walks that reach it */
+	unsigned init;  /* seapp_init_walk's flags for it */
+	bool digest;    /* a directory whose digest the walk that reaches it compares */
+	bool matched;   /* ... and finds equal: that walk skips it and all below it */
+	bool boot;      /* init's boot walk labels it (and digests it, as digests.c says) */
+	bool labels;    /* a walk labels it (else it keeps the label it has, if any) */
+};
+/* The walks that reach the entry f, from those its directory hands down. */
+void dev_classify(struct run *r, const struct label_file *f, const struct walk_entry *e,
+		  struct dev_entry *d);
+/* After f (a directory) was labeled (differs: dev_lazy found its label wrong): the walks that go
+ * on below it; 0: it is not entered. */
+unsigned dev_below(const struct label_file *f, const struct dev_entry *d, bool differs);
+/* The walk enters f with what dev_below said (-1: out of memory), and leaves it. */
+int dev_push(struct run *r, unsigned below);
+void dev_pop(struct run *r);
+/* Says (-v, --json) what the device's walks decided at f and counts it. */
+void dev_report(struct run *r, const struct label_file *f, const struct dev_entry *d,
+		int differs);
 
 #endif

@@ -29,7 +29,7 @@ const char label_usage[] =
 	"                    [--base-only] [-z UNDO_FILE] [-o OUT] [--no-sync]\n"
 	"                    [--atomic|--in-place] [--policy SEPOLICY] [--cross-mounts]\n"
 	"                    [--seapp SEAPP[,SEAPP...] [--packages FILE]] [--digests]\n"
-	"                    [--lock[=yes|no|nonblock]] [-T N]\n"
+	"                    [--as-device [--ignore-digests]] [--lock[=yes|no|nonblock]] [-T N]\n"
 	"\n"
 	"  IMAGE is an ext2/3/4 image or block device; DIR a mounted tree, labeled in place\n"
 	"\n"
@@ -61,6 +61,11 @@ const char label_usage[] =
 	"      --packages FILE    the packages.list to use (default: the image's\n"
 	"                         /data/system/packages.list)\n"
 	"      --digests          write security.sehash on the directories restorecon checks\n"
+	"      --as-device        a device's /data (-a /data, --seapp): change only what its own\n"
+	"                         walks would (init at boot, vold and installd at unlock), where\n"
+	"                         they would: not below a matching digest, nor below a package\n"
+	"                         directory whose label is right (implies --digests)\n"
+	"      --ignore-digests   with --as-device: walk below matching digests too\n"
 	"      --lock[=yes|no|nonblock]  take a BSD lock on the image (exclusive to write,\n"
 	"                         shared to read): wait for it (yes, the default), refuse a held\n"
 	"                         one (nonblock), or take none (no)\n"
@@ -71,7 +76,7 @@ const char check_usage[] =
 	"                    [-a MOUNTPOINT] [-e PATH]... [--json FILE] [--base-only] [--policy SEPOLICY]\n"
 	"                    [--cross-mounts] [-v]\n"
 	"                    [--seapp SEAPP[,SEAPP...] [--packages FILE]] [--digests]\n"
-	"                    [--lock[=yes|no|nonblock]] [-T N]\n"
+	"                    [--as-device [--ignore-digests]] [--lock[=yes|no|nonblock]] [-T N]\n"
 	"\n"
 	"  -S, --file-contexts FC[,FC...]  file_contexts files, in order (repeatable)\n"
 	AROOT_HELP
@@ -90,6 +95,9 @@ const char check_usage[] =
 	"      --packages FILE    the packages.list to use (default: the image's\n"
 	"                         /data/system/packages.list)\n"
 	"      --digests          also list missing or stale security.sehash on the directories restorecon checks\n"
+	"      --as-device        a device's /data (-a /data, --seapp): list only what its own\n"
+	"                         walks would change (implies --digests)\n"
+	"      --ignore-digests   with --as-device: walk below matching digests too\n"
 	"      --lock[=yes|no|nonblock]  take a BSD lock on the image (exclusive to write,\n"
 	"                         shared to read): wait for it (yes, the default), refuse a held\n"
 	"                         one (nonblock), or take none (no)\n"
@@ -222,6 +230,8 @@ static const struct option image_opts[] = {
 	{ "packages", required_argument, NULL, 'K' },
 	{ "digests", no_argument, NULL, 'D' },
 	{ "lock", optional_argument, NULL, 'L' },
+	{ "as-device", no_argument, NULL, 'G' },
+	{ "ignore-digests", no_argument, NULL, 'W' },
 	{ "android-root", required_argument, NULL, OPT_ANDROID_ROOT },
 	{ "partition", required_argument, NULL, OPT_PARTITION },
 	{ 0 }
@@ -292,6 +302,8 @@ static int take_option(struct imgcmd *c, int opt, const char *arg)
 		}
 		break;
 	case 'D': c->o.digests = true; break;
+	case 'G': c->o.device = true; break;
+	case 'W': c->o.ignore_digests = true; break;
 	case 'P': c->o.mode = LM_DRYRUN; c->o.verbose = true; break;
 	case 'V': c->verify = true; break;
 	case 'z': c->ip.undo = arg; break;
@@ -338,16 +350,42 @@ static bool aroot_seapp(const struct imgcmd *c)
 	return (c->mp && !strcmp(c->mp, "/data")) || c->packages;
 }
 
+/* --as-device: a device's /data, with its seapp_contexts; it implies --digests. */
+static int device_options(struct imgcmd *c)
+{
+	const char *why = NULL;
+
+	if (c->o.ignore_digests && !c->o.device)
+		why = "--ignore-digests goes with --as-device";
+	else if (c->o.device && strcmp(c->o.mountpoint, "/data"))
+		why = "--as-device follows a device's own walks of its /data: give -a /data";
+	else if (c->o.device && !c->seapp.n && !aroot_given(&c->aroot))
+		why = "--as-device labels app data as the device does: give the device's "
+		      "seapp_contexts (--seapp SEAPP[,SEAPP...], or --android-root ROOT)";
+	if (why) {
+		fprintf(stderr, "fclabel %s: %s\n", c->cmd, why);
+		die_usage(c->cmd, c->usage);
+	}
+	if (c->o.device)
+		c->o.digests = true;
+	return 0;
+}
+
 static int parse_options(struct imgcmd *c, int argc, char **argv)
 {
 	const char *shortopts = c->check ? "S:a:e:vT:h" : c->relabel ? "a:e:vz:o:h" : "S:a:ne:vz:o:T:h";
 	/* the long options each command takes, beyond the shared ones */
-	const char *own = c->check ? "T" : c->relabel ? "OUPVfzoYRIF" : "sfzoYRIT";
+	const char *own = c->check ? "TGW" : c->relabel ? "OUPVfzoYRIF" : "sfzoYRITGW";
 	int opt, r;
 
 	while ((opt = getopt_long(argc, argv, shortopts, image_opts, NULL)) != -1) {
-		if (opt < 256 && strchr("OUPVsfzoYRIFT", opt) && !strchr(own, opt))
+		if (opt < 256 && strchr("OUPVsfzoYRIFTGW", opt) && !strchr(own, opt)) {
+			if (opt == 'G' || opt == 'W')
+				fprintf(stderr, "fclabel %s: --%s is for label and check (a relabel is "
+					"told what changed; --as-device finds it from the digests)\n",
+					c->cmd, opt == 'G' ? "as-device" : "ignore-digests");
 			die_usage(c->cmd, c->usage);
+		}
 		if ((r = take_option(c, opt, optarg)))
 			return r;
 	}
@@ -382,7 +420,7 @@ static int parse_options(struct imgcmd *c, int argc, char **argv)
 			"--android-root, -a /data or --packages\n", c->cmd);
 		die_usage(c->cmd, c->usage);
 	}
-	return 0;
+	return device_options(c);
 }
 
 /*
@@ -777,6 +815,7 @@ static void print_outcome(const struct imgcmd *c, const struct label_stats *st, 
 static void print_summary(const struct imgcmd *c, const struct label_stats *st, enum outcome out)
 {
 	FILE *sum = stderr; /* stdout carries data: the check list, -v, the report with --json - */
+	fflush(stdout);     /* (its lines whole before the summary, when both go to one file) */
 	char links[64] = "";
 	if (st->links)
 		snprintf(links, sizeof(links), ", hard links %lu", st->links);
@@ -799,13 +838,20 @@ static void print_summary(const struct imgcmd *c, const struct label_stats *st, 
 		fprintf(sum, "fclabel %s: %lu encrypted director%s labeled but not entered (their "
 			"names are ciphertext)\n", c->cmd, st->encrypted,
 			st->encrypted == 1 ? "y" : "ies");
+	if (c->o.device)
+		fprintf(sum, "fclabel %s: as the device: %lu director%s skipped (digest matches), "
+			"package directories %lu right (not entered), %lu wrong (%s whole), %lu label(s) "
+			"kept (no device walk sets them)\n", c->cmd, st->dirs_digest_skipped,
+			st->dirs_digest_skipped == 1 ? "y" : "ies", st->pkgs_right, st->pkgs_wrong,
+			c->check ? "checked" : c->o.mode == LM_DRYRUN ? "would be relabeled" : "relabeled",
+			st->kept);
 	if (c->o.digests && c->check)
 		fprintf(sum, "fclabel %s: digests: %lu missing or stale, %lu right, %lu withheld (a "
 			"label at or below them is left to the device: not a fault)\n", c->cmd,
 			st->digests_written, st->digests_unchanged, st->digests_withheld);
 	else if (c->o.digests)
 		fprintf(sum, "fclabel %s: digests: %s %lu, unchanged %lu, withheld %lu (a label at or "
-			"below them is not right)\n", c->cmd,
+			"below them is left to the device, or not right)\n", c->cmd,
 			c->o.mode == LM_DRYRUN ? "would write" : out == OUT_NOTHING ? "not written"
 			: "written", st->digests_written, st->digests_unchanged, st->digests_withheld);
 	print_outcome(c, st, out, sum);
@@ -869,15 +915,19 @@ static int json_close(struct imgcmd *c, int status, enum outcome out)
 		"\"dirs_skipped\": %lu,\n    \"encrypted_dirs\": %lu, \"unknown_packages\": %lu, "
 		"\"seapp_failed\": %lu,\n    \"digests\": {\"right\": %lu, \"missing_or_stale\": %lu, "
 		"\"written\": %lu, \"withheld\": %lu},\n    \"files_total\": %lu, \"seconds\": %.3f, "
-		"\"claims_seconds\": %.3f,\n    \"result\": \"%s\", \"interrupted\": %s, "
-		"\"exit_status\": %d\n  }\n}\n",
+		"\"claims_seconds\": %.3f,\n", 
 		st->scanned, st->changed, written && c->o.mode == LM_LABEL ? st->changed : 0,
 		st->unchanged, st->links, st->nolabel, st->conflicts, st->errors, st->warnings,
 		st->nospace, st->ea_allocated, st->ea_shared, st->dirs, st->dirs_skipped,
 		st->encrypted, st->unknown_pkgs, st->seapp_failed, st->digests_unchanged,
 		st->digests_written, written && c->o.mode == LM_LABEL ? st->digests_written : 0,
-		st->digests_withheld, st->total, st->seconds, st->claims_seconds, outcome_names[out],
-		st->interrupted || label_stop_signal ? "true" : "false", status);
+		st->digests_withheld, st->total, st->seconds, st->claims_seconds);
+	if (c->o.device)
+		fprintf(j, "    \"as_device\": {\"dirs_skipped_by_digest\": %lu, \"packages_right\": %lu, "
+			"\"packages_wrong\": %lu, \"kept\": %lu},\n", st->dirs_digest_skipped,
+			st->pkgs_right, st->pkgs_wrong, st->kept);
+	fprintf(j, "    \"result\": \"%s\", \"interrupted\": %s, \"exit_status\": %d\n  }\n}\n",
+		outcome_names[out], st->interrupted || label_stop_signal ? "true" : "false", status);
 	if (fflush(j) || ferror(j) || (j != stdout && fclose(j))) {
 		fprintf(stderr, "fclabel %s: --json %s: writing the report failed: %m\n", c->cmd,
 			c->json);

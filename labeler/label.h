@@ -200,6 +200,10 @@ struct label_opts {
 				    * visits; else every directory) */
 	const fc_set *oldset;      /* relabel --digests: a subtree no change reaches is taken as
 				    * right when its root has the digest this policy gives */
+	bool device;               /* --as-device: only what a device's own walks of its /data
+				    * would do (device.c); with appdata and digests */
+	bool ignore_digests;       /* --ignore-digests: those walks do not stop at a matching
+				    * digest */
 	const struct policy_file *policy_files; /* --android-root: the files the policy is from,
 						 * for the JSON report */
 	size_t npolicy_files;
@@ -216,6 +220,11 @@ struct label_stats {
 	unsigned long digests_written;     /* (would be) written; check: missing or stale */
 	unsigned long digests_unchanged;   /* right already */
 	unsigned long digests_withheld;    /* not written: some label below is not right */
+	/* --as-device */
+	unsigned long dirs_digest_skipped; /* directories whose digest matches: not walked */
+	unsigned long pkgs_right, pkgs_wrong; /* package directories whose own label is right (not
+					       * entered), and wrong (relabeled whole) */
+	unsigned long kept;                /* labels left as they are: no device walk sets them */
 	unsigned long total;               /* about how many files there are (progress) */
 	double claims_seconds;             /* the look at the image's block claims (claims.c) */
 	bool interrupted;                  /* stopped by SIGINT or SIGTERM */

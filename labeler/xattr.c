@@ -928,22 +928,31 @@ out:
 	return rc;
 }
 
-errcode_t xattr_set_label(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode_large *inode,
-			  const char *ctx)
+/* Whether the inode's attributes may be written (*others: how many besides the label). */
+static errcode_t writable(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode_large *inode,
+			  unsigned *others)
 {
 	const char *cur;
-	size_t curlen, len = strlen(ctx) + 1;
-	unsigned others;
+	size_t curlen;
 	bool inum;
-	errcode_t rc;
-
-	rc = inspect(x, ino, inode, &cur, &curlen, &others, &inum);
+	errcode_t rc = inspect(x, ino, inode, &cur, &curlen, others, &inum);
 	if (rc)
 		return rc;
 	/* values in EA inodes: a rewrite would change what e2fsck checks of them; left alone */
 	if (inum)
 		return XATTR_E_EA_INODE;
 	if ((rc = may_write(x)) || (rc = ensure_feature(x)))
+		return rc;
+	return 0;
+}
+
+errcode_t xattr_set_label(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode_large *inode,
+			  const char *ctx)
+{
+	size_t len = strlen(ctx) + 1;
+	unsigned others;
+	errcode_t rc = writable(x, ino, inode, &others);
+	if (rc)
 		return rc;
 	bool no_ibody = EXT2_INODE_SIZE(x->fs->super) <= EXT2_GOOD_OLD_INODE_SIZE;
 	if (no_ibody && !others && !(inode->i_flags & EXT4_EA_INODE_FL))
@@ -995,20 +1004,11 @@ errcode_t xattr_set_digest(struct xattr_ctx *x, ext2_ino_t ino, const unsigned c
 			   size_t len)
 {
 	struct ext2_inode_large *in = (struct ext2_inode_large *)x->ibuf;
-	const char *cur;
-	size_t curlen;
 	unsigned others;
-	bool inum;
 	errcode_t rc = ext2fs_read_inode_full(x->fs, ino, (struct ext2_inode *)in, (int)x->isize);
 	if (!rc)
-		rc = inspect(x, ino, in, &cur, &curlen, &others, &inum);
-	if (rc)
-		return rc;
-	if (inum)
-		return XATTR_E_EA_INODE;
-	if ((rc = may_write(x)) || (rc = ensure_feature(x)))
-		return rc;
-	return set_by_library(x, ino, DIGEST_NAME, digest, len);
+		rc = writable(x, ino, in, &others);
+	return rc ? rc : set_by_library(x, ino, DIGEST_NAME, digest, len);
 }
 
 errcode_t xattr_commit_quota(struct xattr_ctx *x, char *why, size_t n)

@@ -21,14 +21,14 @@ echo "== a fresh image, made by mke2fs -d from fixtures/demo/tree (128-byte inod
 show
 echo
 echo "== fclabel label system.img -a /system -S fixtures/demo/file_contexts -v"
-"$top/fclabel" label "$img" -a /system -S "$fc" -v | sed "s|$top/||g; s|$work/||g"
+"$top/fclabel" label "$img" -a /system -S "$fc" -v 2>&1 | sed "s|$top/||g; s|$work/||g"
 echo
 echo "== after, read back with debugfs:"
 show
 echo
 echo "== e2fsck -fn: $(e2fsck -fn "$img" >/dev/null 2>&1 && echo clean || echo PROBLEMS)"
 echo "== a second run changes nothing:"
-"$top/fclabel" label "$img" -a /system -S "$fc" | sed "s|$work/||g"
+"$top/fclabel" label "$img" -a /system -S "$fc" 2>&1 | sed "s|$work/||g"
 echo "== fclabel check:"
 "$top/fclabel" check "$img" -a /system -S "$fc" 2>&1 | sed "s|$work/||g"
 
@@ -67,7 +67,7 @@ echo "== an Android userdata image: four apps in packages.list (untrusted target
 echo "   a privileged app, Settings with the system uid), user 10, an app packages.list does not know"
 echo "== fclabel label userdata.img -a /data -S fixtures/userdata/file_contexts \\"
 echo "       --seapp fixtures/seapp/plat_seapp_contexts --digests"
-"$top/fclabel" label "$uimg" -a /data -S "$ufc" --seapp "$seapp" --digests | sed "s|$work/||g"
+"$top/fclabel" label "$uimg" -a /data -S "$ufc" --seapp "$seapp" --digests 2>&1 | sed "s|$work/||g"
 echo
 echo "== after, read back with debugfs (type and categories from seapp_contexts, per app and user):"
 ushow

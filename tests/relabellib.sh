@@ -60,6 +60,17 @@ rl_dump_debugfs() {
 		END { for (i = 1; i <= n; i++) print order[i] "\t" ((order[i] in got) ? got[order[i]] : "?") }' "$2" - >"$3"
 }
 
+# rl_digests IMG DIRLIST OUT: "PATH<TAB>HEX" (or "-") of each directory of DIRLIST (image paths,
+# one a line) as debugfs reads its security.sehash
+rl_digests() {
+	awk -F'\t' '{ print "ea_get -x " $1 " security.sehash" }' "$2" >"$3.cmds"
+	debugfs -f "$3.cmds" "$1" 2>&1 | awk -F'\t' '
+		FILENAME != "-" { order[++n] = $1; next }
+		/^debugfs: ea_get/ { cur = $0; sub(/^debugfs: ea_get -x /, "", cur); sub(/ security\.sehash$/, "", cur); got[cur] = "-"; next }
+		/^security\.sehash \(20\) = / { v = $0; sub(/^[^=]*= /, "", v); gsub(/ /, "", v); got[cur] = v }
+		END { for (i = 1; i <= n; i++) print order[i] "\t" got[order[i]] }' "$2" - >"$3"
+}
+
 # rl_cmp GOT WANT [MAX]: 0 when the two dumps are equal; else prints up to MAX differing paths.
 rl_cmp() {
 	if cmp -s "$1" "$2"; then return 0; fi
@@ -159,10 +170,10 @@ rl_case() {
 		[ "$_rc" -eq 1 ] && cmp -s "$_d/verify.list" "$_d/except.sorted" ||
 			bad "$_n: relabel --verify: exit $_rc (want 1), listed $(tr '\n' ' ' <"$_d/verify.list") (want exactly $(tr '\n' ' ' <"$_d/except.sorted"))"
 	fi
-	rl_counts "$_d/relabel.out"
+	rl_counts "$_d/relabel.err"
 	[ -n "$RL_ENTERED" ] && [ -n "$RL_SKIPPED" ] ||
-		bad "$_n: no 'directories entered N, skipped M' line: $(cat "$_d/relabel.out")"
-	RL_CHANGED=$(rl_summary "$_d/relabel.out" changed)
+		bad "$_n: no 'directories entered N, skipped M' line: $(cat "$_d/relabel.err")"
+	RL_CHANGED=$(rl_summary "$_d/relabel.err" changed)
 
 	rl_label "$_d/full.img" "$_to" "$_mp" "$_d/full.out"
 	rl_dump "$_d/relabel.img" "$_man" "$_d/relabel.dump" &

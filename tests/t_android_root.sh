@@ -279,7 +279,7 @@ want = [("file_contexts", "plat", "/system/etc/selinux/plat_file_contexts",
         ("file_contexts", "vendor", "/vendor/etc/selinux/vendor_file_contexts",
          root + "/vendor.img:/etc/selinux/vendor_file_contexts")]
 assert got == want, got
-assert j["changed"] > 5, j["changed"]
+assert j["summary"]["differ"] > 5, j["summary"]["differ"]
 EOF
 
 # relabel from Android 9's policy to the device's (Android 14's): what relabel --to makes

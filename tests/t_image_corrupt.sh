@@ -340,7 +340,7 @@ cp loop_ancestor.orig js.img
 run js timeout 20 "$FCLABEL" label js.img -S fc2 --json js.json
 got=$("$PY" -c 'import json, sys
 d = json.load(open(sys.argv[1]))
-print(d["errors"], [(e["path"], "second time" in e.get("detail", "")) for e in d["events"] if e["event"] == "error"])' js.json 2>&1)
+print(d["summary"]["errors"], [(e["path"], "second time" in e.get("detail", "")) for e in d["events"] if e["event"] == "error"])' js.json 2>&1)
 expect_eq "loop_ancestor: --json: errors 1, one error event naming the loop" "$rc $got" "1 1 [('/data/sub/loop', True)]"
 
 # ---- valgrind -------------------------------------------------------------------------------

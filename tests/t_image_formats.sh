@@ -133,14 +133,14 @@ expect_rc "check --strict (a label-only option)" 2
 printf '/data(/.*)?\tsystem_u:object_r:a_t:s0\n/data(/.*)?\tsystem_u:object_r:b_t:s0\n' >dup_diff
 printf '/data(/.*)?\tsystem_u:object_r:a_t:s0\n/data(/.*)?\tsystem_u:object_r:a_t:s0\n' >dup_same
 printf '/data/x\t--\tsystem_u:object_r:a_t:s0\n/data/x\tsystem_u:object_r:b_t:s0\n' >dup_typed
-printf '/data/x\t--\tsystem_u:object_r:a_t:s0\n/data/x\t-d\tsystem_u:object_r:b_t:s0\n' >nodup
+printf '/data\tsystem_u:object_r:d_t:s0\n/data/x\t--\tsystem_u:object_r:a_t:s0\n/data/x\t-d\tsystem_u:object_r:b_t:s0\n' >nodup
 for d in dup_diff dup_same dup_typed; do
 	run dup "$FCLABEL" label cl.img -S "$d"
 	expect_rc "policy $d refused" 2
 	expect_match "policy $d: the message names the file" "$(cat dup.err)" "*$d*"
 done
 expect_eq "refused command lines and policies wrote nothing" "$(sum cl.img)" "$s"
-run nodup "$FCLABEL" label cl.img -S nodup
+run nodup "$FCLABEL" label cl.img -S nodup -a /data
 expect_rc "same regex, disjoint file types: accepted" 0
 
 # ---- read-only image file, unprivileged user ------------------------------------------------
@@ -176,7 +176,7 @@ run dmg timeout 60 "$FCLABEL" label damaged.img -S fc
 [ "$rc" -lt 124 ] && ok "damaged tree: the walk ends (exit $rc)" || bad "damaged tree: exit $rc (timeout or crash)"
 expect_match "damaged tree: the loop is reported" "$(cat dmg.err)" "*warning*/data/sub/loop*"
 expect_match "damaged tree: the cleared inode is reported" "$(cat dmg.err)" "*warning*/data/f8*"
-expect_match "damaged tree: two warnings counted" "$(cat dmg.out)" "*warnings 2,*"
+expect_match "damaged tree: two warnings counted" "$(cat dmg.err)" "*warnings 2,*"
 for p in /data/f1 /data/f2 /data/sub/x /etc/passwd; do
 	w=$("$FCLABEL" lookup -S fc -m f "$p")
 	expect_match "damaged tree: $p labeled" "$(debugfs -R "ea_get $p security.selinux" damaged.img 2>/dev/null)" "*\"$w\\\\000\"*"
@@ -191,7 +191,7 @@ for isz in 128 256; do
 	expect_rc "a 1,100-byte label, 1 KiB blocks, $isz-byte inodes: that file fails" 1
 	expect_match "too long ($isz): the file is named" "$(cat long.err)" "*/data/f3*"
 	expect_match "too long ($isz): the reason is given" "$(tail -c 200 long.err)" "*_t:s0*: ?*"
-	expect_match "too long ($isz): the others are labeled" "$(cat long.out)" "*changed $ntree,*errors 1,*"
+	expect_match "too long ($isz): the others are labeled" "$(cat long.err)" "*changed $ntree,*errors 1,*"
 	fsck_clean long$isz.img "too long ($isz)"
 done
 

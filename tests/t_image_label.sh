@@ -276,9 +276,9 @@ kind() {
 	# label
 	run label1 "$FCLABEL" label "$img" "$@" -v --json "$OUT/label1.json"
 	expect_rc "$name: label" 0
-	echo "     $(grep 'fclabel label:' "$OUT/label1.out")"
+	echo "     $(grep 'fclabel label:' "$OUT/label1.err")"
 	expect_eq "$name: -v prints one 'relabeled' line per change" "$(grep -c '^relabeled [/"]' "$OUT/label1.out")" \
-		"$(sed -n 's/.*, changed \([0-9]*\),.*/\1/p' "$OUT/label1.out")"
+		"$(sed -n 's/.*, changed \([0-9]*\),.*/\1/p' "$OUT/label1.err")"
 	if "$PY" -c "import json, sys; json.load(open(sys.argv[1]))" "$OUT/label1.json" 2>"$OUT/json.err"; then
 		ok "$name: --json is valid JSON"
 	else
@@ -295,7 +295,7 @@ kind() {
 	s1=$(sum "$img")
 	run label2 "$FCLABEL" label "$img" "$@"
 	expect_rc "$name: second label run" 0
-	expect_match "$name: second run changes nothing" "$(cat "$OUT/label2.out")" "*, changed 0, *"
+	expect_match "$name: second run changes nothing" "$(cat "$OUT/label2.err")" "*, changed 0, *"
 	expect_eq "$name: second run leaves the image byte for byte" "$(sum "$img")" "$s1"
 	run check1 "$FCLABEL" check "$img" "$@"
 	expect_rc "$name: fclabel check after labeling" 0
@@ -395,7 +395,8 @@ mkdir -p tree3/none tree3/unmatched tree3/a
 echo x >tree3/none/h
 ln tree3/none/h tree3/unmatched/h
 echo y >tree3/a/f
-printf '/a(/.*)?\tsystem_u:object_r:a_t:s0\n/none(/.*)?\t<<none>>\n' >fc3
+# (the root <<none>>: a mount point no spec matches at all is refused as a wrong -a)
+printf '/\t<<none>>\n/a(/.*)?\tsystem_u:object_r:a_t:s0\n/none(/.*)?\t<<none>>\n' >fc3
 if mkimg nl.img "$OUT/tree3" 8M -t ext4; then
 	cp nl.img nl0.img
 	run nl "$FCLABEL" label nl.img -S fc3

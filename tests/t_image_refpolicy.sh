@@ -40,7 +40,7 @@ verify --name refpolicy --before before.img --after system.img --fc "$FC" --mp /
 	--summary label.out --stderr label.err --shared fresh --oracle "$ORACLE"
 s=$(sum system.img)
 run again "$FCLABEL" label system.img -S "$FC" -a /
-expect_match "a second run changes nothing" "$(cat again.out)" "*, changed 0, *"
+expect_match "a second run changes nothing" "$(cat again.err)" "*, changed 0, *"
 expect_eq "a second run leaves the image byte for byte" "$(sum system.img)" "$s"
 run chk "$FCLABEL" check system.img -S "$FC"
 expect_rc "check afterwards" 0

@@ -162,7 +162,7 @@ say "refpolicy: special cases"
 # --from none: a full label, every directory entered
 rl_case rp-from-none "$BASE" "$BDUMP" "$MAN" "" none "$B0"
 rl_case_line rp-from-none "$RP_DIRS"
-grep -q '(a full label' "$RL_DIR/relabel.out" || bad "rp-from-none: the summary does not say it is a full label"
+grep -q '(a full label' "$RL_DIR/relabel.err" || bad "rp-from-none: the summary does not say it is a full label"
 expect_eq "rp-from-none: directories entered" "$RL_ENTERED" "$RP_DIRS"
 expect_eq "rp-from-none: directories skipped" "$RL_SKIPPED" 0
 rl_cmp "$RL_DIR/relabel.dump" "$FULL0" || bad "rp-from-none: differs from rp-e00's full label"

@@ -215,7 +215,7 @@ count=$(wc -l <a.0 | tr -d ' ')
 echo "trees: $count entries each (a..e; e also has a path of about 10,000 bytes)"
 
 # ---- A by fclabel, B by setfiles
-run label "$FCLABEL" label "$OUT/a" -S "$FC"
+run label "$FCLABEL" label "$OUT/a" -a / -S "$FC"
 expect_rc "fclabel label on a tmpfs tree" 0
 echo "     $(tail -n 1 label.out)"
 expect_match "the hard link conflict is reported" "$(cat label.err)" "*hard link conflict*conflict_a/f*conflict_b/f*"
@@ -255,37 +255,38 @@ expect_eq "setfiles -n -F wants to relabel nothing fclabel labeled" "$(grep -c -
 dump "$OUTSIDE" outside.0
 expect_eq "the sentinels outside the tree keep their label" "$(cut -f 3 outside.0 | sort -u | wc -l | tr -d ' ')" 1
 
-run again "$FCLABEL" label "$OUT/a" -S "$FC"
+run again "$FCLABEL" label "$OUT/a" -a / -S "$FC"
 expect_rc "label again" 0
-expect_match "a second run changes nothing" "$(tail -n 1 again.out)" "*changed 0,*"
+expect_match "a second run changes nothing" "$(grep scanned again.err)" "*changed 0,*"
 
 # ---- check (read-only)
-run check "$FCLABEL" check "$OUT/a" -S "$FC"
+run check "$FCLABEL" check "$OUT/a" -a / -S "$FC"
 expect_rc "check on the labeled tree" 0
 expect_eq "check lists nothing" "$(cat check.out)" ""
 setfattr -h -n security.selinux -v "system_u:object_r:changed_t:s0" "$OUT/a/ttest/odd/with space"
 dump "$OUT/a" a.2
-run check2 "$FCLABEL" check "$OUT/a" -S "$FC"
+run check2 "$FCLABEL" check "$OUT/a" -a / -S "$FC"
 expect_rc "check after one label was changed" 1
 expect_eq "check names that file" "$(cut -f 1,2 check2.out)" "/ttest/odd/with space	has system_u:object_r:changed_t:s0"
 dump "$OUT/a" a.3
 cmp -s a.2 a.3 && ok "check wrote nothing" || bad "check changed labels"
 if mount -o remount,ro "$OUT/a"; then
-	run checkro "$FCLABEL" check "$OUT/a" -S "$FC"
+	run checkro "$FCLABEL" check "$OUT/a" -a / -S "$FC"
 	expect_rc "check on a read-only mount" 1
-	run dryro "$FCLABEL" label -n "$OUT/a" -S "$FC"
+	run dryro "$FCLABEL" label -n "$OUT/a" -a / -S "$FC"
 	expect_rc "label -n on a read-only mount" 0
-	expect_match "label -n counts the change" "$(tail -n 1 dryro.out)" "*would change 1,*"
-	run labelro "$FCLABEL" label "$OUT/a" -S "$FC"
-	expect_rc "label on a read-only mount fails" 1
-	expect_match "and says why" "$(cat labelro.err)" "*with space*Read-only file system*"
+	expect_match "label -n counts the change" "$(grep scanned dryro.err)" "*would change 1,*"
+	run labelro "$FCLABEL" label "$OUT/a" -a / -S "$FC"
+	expect_rc "label on a read-only mount fails at the first write" 2
+	expect_match "and says why, once" "$(cat labelro.err)" "*is on a read-only file system; stopped at the first write*"
+	expect_eq "one error, not one per file" "$(grep -c 'read-only' labelro.err)" 1
 	mount -o remount,rw "$OUT/a"
 fi
 dump "$OUT/a" a.4
 cmp -s a.2 a.4 && ok "nothing was written by -n" || bad "label -n wrote"
 
 # ---- --cross-mounts: the inner file system too, as setfiles run on it labels it
-run cross "$FCLABEL" label "$OUT/a" -S "$FC" --cross-mounts
+run cross "$FCLABEL" label "$OUT/a" -a / -S "$FC" --cross-mounts
 expect_rc "label --cross-mounts" 0
 setfiles -F -r "$OUT/b" "$FC" "$OUT/b/ttest/inner" >sf2.out 2>&1
 expect_eq "setfiles on the inner mount exits 0" "$?" 0
@@ -297,15 +298,15 @@ else bad "--cross-mounts differs from setfiles:"; diff a.5 b.5 | head -n 10 | se
 
 # ---- -n, -e, --json on C
 dump "$OUT/c" c.0
-run dry "$FCLABEL" label -n -v "$OUT/c" -S "$FC"
+run dry "$FCLABEL" label -n -v "$OUT/c" -a / -S "$FC"
 expect_rc "label -n" 0
 dump "$OUT/c" c.1
 cmp -s c.0 c.1 && ok "label -n writes nothing" || bad "label -n wrote"
 expect_eq "label -n -v lists each file it counts" "$(grep -c '^would relabel' dry.out)" \
-	"$(sed -n 's/.*would change \([0-9]*\),.*/\1/p' dry.out)"
-expect_match "and as many as the label of A changed" "$(tail -n 1 label.out)" \
-	"*changed $(sed -n 's/.*would change \([0-9]*\),.*/\1/p' dry.out),*"
-run excl "$FCLABEL" label "$OUT/c" -S "$FC" -e /ttest/odd -e /usr --json "$OUT/c.json"
+	"$(sed -n 's/.*would change \([0-9]*\),.*/\1/p' dry.err)"
+expect_match "and as many as the label of A changed" "$(grep scanned label.err)" \
+	"*changed $(sed -n 's/.*would change \([0-9]*\),.*/\1/p' dry.err),*"
+run excl "$FCLABEL" label "$OUT/c" -a / -S "$FC" -e /ttest/odd -e /usr --json "$OUT/c.json"
 expect_rc "label -e /ttest/odd -e /usr --json" 0
 dump "$OUT/c" c.2
 "$PY" - c.0 c.2 a.1 <<'EOF'
@@ -325,30 +326,31 @@ EOF
 import json, sys
 j = json.load(open(sys.argv[1]))
 paths = [e["path"] for e in j["events"]]
-ok = j.get("tree", "").endswith("/c") and j["mode"] == "label" and j["changed"] == len(
-    [e for e in j["events"] if e["event"] == "changed"]) and any(p.startswith("/ttest/deep/") for p in paths)
-print("%s   --json on a tree: %d events, \"tree\": %s" % ("ok" if ok else "FAIL", len(paths), j.get("tree")))
+ok = j["target"].endswith("/c") and j["target_kind"] == "tree" and j["mode"] == "label" and \
+    j["summary"]["differ"] == len([e for e in j["events"] if e["event"] == "changed"]) and \
+    any(p.startswith("/ttest/deep/") for p in paths)
+print("%s   --json on a tree: %d events, \"target\": %s" % ("ok" if ok else "FAIL", len(paths), j.get("target")))
 sys.exit(0 if ok else 1)
 EOF
 [ $? = 0 ] || fails=$((fails + 1))
 
 # ---- --strict, then relabel, on D
 dump "$OUT/d" d.0
-run strict "$FCLABEL" label --strict "$OUT/d" -S "$FC"
+run strict "$FCLABEL" label --strict "$OUT/d" -a / -S "$FC"
 expect_rc "label --strict with a hard link conflict" 2
 dump "$OUT/d" d.1
 cmp -s d.0 d.1 && ok "--strict wrote nothing" || bad "--strict wrote"
-run old "$FCLABEL" label "$OUT/d" -S "$OUT/fc.old"
+run old "$FCLABEL" label "$OUT/d" -a / -S "$OUT/fc.old"
 expect_rc "label with the old policy" 0
-run relabel "$FCLABEL" relabel "$OUT/d" --from "$OUT/fc.old" --to "$FC" --verify
+run relabel "$FCLABEL" relabel "$OUT/d" -a / --from "$OUT/fc.old" --to "$FC" --verify
 expect_rc "relabel --from OLD --to NEW --verify" 0
-cat relabel.out
+cat relabel.out relabel.err
 dump "$OUT/d" d.2
 if cmp -s d.2 b.1; then ok "relabel equals a full label with the new policy (setfiles')"
 else bad "relabel differs from a full label:"; diff d.2 b.1 | head -n 10 | sed 's/^/       /'; fi
-skipped=$(sed -n 's/.*skipped (no change can reach them) \([0-9]*\).*/\1/p' relabel.out)
-[ "${skipped:-0}" -gt 0 ] && ok "relabel skipped $skipped directories" || bad "relabel skipped no directory: $(cat relabel.out)"
-expect_match "relabel changed only /usr/bin's files" "$(grep 'scanned' relabel.out)" "*changed [1-9]*"
+skipped=$(sed -n 's/.*skipped (no change can reach them) \([0-9]*\).*/\1/p' relabel.err)
+[ "${skipped:-0}" -gt 0 ] && ok "relabel skipped $skipped directories" || bad "relabel skipped no directory: $(cat relabel.err)"
+expect_match "relabel changed only /usr/bin's files" "$(grep 'scanned' relabel.err)" "*changed [1-9]*"
 
 # ---- a symlink swapped in during the walk; a path longer than PATH_MAX (E)
 if cc -shared -fPIC -O2 -o treeshim.so "$TOP/tests/treeshim.c" -ldl -lpthread 2>shim.err; then
@@ -364,7 +366,7 @@ if cc -shared -fPIC -O2 -o treeshim.so "$TOP/tests/treeshim.c" -ldl -lpthread 2>
 			LD_PRELOAD=$OUT/treeshim.so "$FCLABEL" "$@" >"$_o" 2>"$_e"
 	}
 	swapped "victimdir=$OUTSIDE/dir,victimfile=$OUTSIDE/sentinel" "$OUT/swap.log" race.out race.err \
-		label "$OUT/e" -S "$FC"
+		label "$OUT/e" -a / -S "$FC"
 	rc=$?
 	expect_eq "label with two symlinks swapped in mid-walk exits 0" "$rc" 0
 	expect_eq "the shim swapped both" "$(grep -c '^swapped' swap.log)" 2
@@ -378,11 +380,11 @@ if cc -shared -fPIC -O2 -o treeshim.so "$TOP/tests/treeshim.c" -ldl -lpthread 2>
 		"$(label_of e.1 /ttest/race/victimfile)" "system_u:object_r:tt_race_lnk_t:s0"
 	# on a labeled tree a label is read by name (getxattrat) and the file opened only to write
 	# it: a symlink swapped in between the two is labeled as a symlink, through its descriptor
-	"$FCLABEL" label "$OUT/c" -S "$FC" >/dev/null 2>&1
+	"$FCLABEL" label "$OUT/c" -a / -S "$FC" >/dev/null 2>&1
 	setfattr -h -n security.selinux -v "system_u:object_r:wrong_t:s0" "$OUT/c/ttest/race/victimfile"
 	dump "$OUTSIDE" outside.3
 	swapped "victimfile=$OUTSIDE/sentinel" "$OUT/swap2.log" race2.out race2.err \
-		label "$OUT/c" -S "$FC" -T 1 -v
+		label "$OUT/c" -a / -S "$FC" -T 1 -v
 	expect_eq "label of a labeled tree with a symlink swapped in before the write exits 0" "$?" 0
 	expect_eq "the shim swapped it" "$(grep -c '^swapped' swap2.log)" 1
 	dump "$OUTSIDE" outside.4
@@ -395,20 +397,20 @@ if cc -shared -fPIC -O2 -o treeshim.so "$TOP/tests/treeshim.c" -ldl -lpthread 2>
 	expect_eq "and -v names that one change" "$(grep -c '^relabeled' race2.out)" 1
 else
 	bad "cannot build tests/treeshim.c: $(head -n 3 shim.err | tr '\n' '|')"
-	"$FCLABEL" label "$OUT/e" -S "$FC" >race.out 2>race.err
+	"$FCLABEL" label "$OUT/e" -a / -S "$FC" >race.out 2>race.err
 	dump "$OUT/e" e.1
 fi
 leaf=$(grep -a -o '^/ttest/deep/long[^	]*/leaf' e.1)
 expect_eq "a path of ${#leaf} bytes (over PATH_MAX) is labeled" "$(label_of e.1 "$leaf")" "system_u:object_r:tt_leaf_t:s0"
-run echeck "$FCLABEL" check "$OUT/e" -S "$FC"
+run echeck "$FCLABEL" check "$OUT/e" -a / -S "$FC"
 expect_rc "check on E" 1
 expect_eq "check lists only what the shim created after the listing" "$(cut -f 1 echeck.out | sort | tr '\n' ' ')" \
 	"$([ -s swap.log ] && echo "/ttest/race/victimdir.orig /ttest/race/victimdir.orig/sub /ttest/race/victimdir.orig/x /ttest/race/victimfile.orig ")"
 
 # ---- threads: -T 1 and -T 4 give the same labels, hard-link decisions and output (F, G)
-run thr1 "$FCLABEL" label "$OUT/f" -S "$FC" -T 1 -v --json "$OUT/thr1.json"
+run thr1 "$FCLABEL" label "$OUT/f" -a / -S "$FC" -T 1 -v --json "$OUT/thr1.json"
 expect_rc "label -T 1 -v --json" 0
-run thr4 "$FCLABEL" label "$OUT/g" -S "$FC" --threads 4 -v --json "$OUT/thr4.json"
+run thr4 "$FCLABEL" label "$OUT/g" -a / -S "$FC" --threads 4 -v --json "$OUT/thr4.json"
 expect_rc "label --threads 4 -v --json" 0
 dump "$OUT/f" f.1
 dump "$OUT/g" g.1
@@ -458,24 +460,24 @@ sys.exit(1 if bad else 0)
 EOF
 [ $? = 0 ] || fails=$((fails + 1))
 setfattr -h -n security.selinux -v "system_u:object_r:changed_t:s0" "$OUT/g/ttest/plain/d123/sub/f"
-run chk1 "$FCLABEL" check "$OUT/g" -S "$FC" -T 1
-run chk4 "$FCLABEL" check "$OUT/g" -S "$FC" -T 4
+run chk1 "$FCLABEL" check "$OUT/g" -a / -S "$FC" -T 1
+run chk4 "$FCLABEL" check "$OUT/g" -a / -S "$FC" -T 4
 expect_eq "check -T 4 lists what check -T 1 lists" "$(cat chk4.out)" "$(cat chk1.out)"
 expect_eq "which is the changed file" "$(cut -f 1 chk4.out)" "/ttest/plain/d123/sub/f"
-run thr0 "$FCLABEL" label "$OUT/g" -S "$FC" -T 0
+run thr0 "$FCLABEL" label "$OUT/g" -a / -S "$FC" -T 0
 expect_rc "-T 0 is refused" 2
 expect_match "and says why" "$(cat thr0.err)" "*--threads '0': want a number from 1 to 256*"
 
 # ---- options that apply to images only
 for opt in "-z $OUT/undo" "-o $OUT/x.img" --no-sync --force; do
-	run opt "$FCLABEL" label "$OUT/a" -S "$FC" $opt
+	run opt "$FCLABEL" label "$OUT/a" -a / -S "$FC" $opt
 	expect_rc "label DIR ${opt%% *} is refused" 2
 	expect_match "and says why" "$(cat opt.err)" "*is a directory*applies to images only*"
 done
 : >"$OUT/not-a-dir"
-run xm "$FCLABEL" check "$OUT/not-a-dir" -S "$FC" --cross-mounts
+run xm "$FCLABEL" check "$OUT/not-a-dir" -a / -S "$FC" --cross-mounts
 expect_rc "--cross-mounts on an image is refused" 2
-run xt "$FCLABEL" check "$OUT/not-a-dir" -S "$FC" -T 2
+run xt "$FCLABEL" check "$OUT/not-a-dir" -a / -S "$FC" -T 2
 expect_rc "--threads on an image is refused" 2
 expect_match "and says why" "$(cat xt.err)" "*is not a directory: --threads applies to directories only*"
 echo "t_tree: $(($(date +%s) - start)) s"

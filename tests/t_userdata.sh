@@ -27,16 +27,6 @@ FC=$TOP/fixtures/userdata/file_contexts
 SEAPP=$TOP/fixtures/seapp/plat_seapp_contexts
 need_oracle
 
-# digests IMG DIRLIST OUT: "PATH<TAB>HEX" (or "-") of each directory of DIRLIST as debugfs reads it
-digests() {
-	awk -F'\t' '{ print "ea_get -x " $1 " security.sehash" }' "$2" >"$3.cmds"
-	debugfs -f "$3.cmds" "$1" 2>&1 | awk -F'\t' '
-		FILENAME != "-" { order[++n] = $1; next }
-		/^debugfs: ea_get/ { cur = $0; sub(/^debugfs: ea_get -x /, "", cur); sub(/ security\.sehash$/, "", cur); got[cur] = "-"; next }
-		/^security\.sehash \(20\) = / { v = $0; sub(/^[^=]*= /, "", v); gsub(/ /, "", v); got[cur] = v }
-		END { for (i = 1; i <= n; i++) print order[i] "\t" got[order[i]] }' "$2" - >"$3"
-}
-
 # oracle_digests DIGESTS.TSV FC OUT: "PATH<TAB>WANT" for each directory: libselinux's digest
 # where the generator says Android writes one ("yes"), "-" elsewhere ("no", "withheld")
 oracle_digests() {
@@ -87,17 +77,17 @@ for pat in 'app_data_file:s0:c[0-9]*,c256,c512,c768' 'app_data_file:s0:c512,c768
 	'sdk_sandbox_system_data_file' 'radio_data_file:s0$' 'bluetooth_data_file'; do
 	grep -q "$pat" "$A/got.dump" && ok "A: some file is $pat" || bad "A: no file is $pat"
 done
-digests "$A/img" "$A/dirs" "$A/digests.got"
+rl_digests "$A/img" "$A/dirs" "$A/digests.got"
 if cmp -s "$A/digests.got" "$A/digests.want"; then
 	ok "A: digests equal libselinux 3.4's on the $(grep -vc '	-$' "$A/digests.want") directories init digests, none elsewhere"
 else
 	bad "A: digests differ (< got, > want):"
 	diff "$A/digests.got" "$A/digests.want" | head -n 8
 fi
-grep -q 'digests: written [1-9][0-9]*, unchanged 0, withheld 0' "$A/label.out" &&
-	ok "A: digests written, none withheld" || bad "A: digest summary: $(grep digests "$A/label.out")"
-grep -q ' 0 package directories not in packages.list, 0 whose seapp lookup fails' "$A/label.out" &&
-	ok "A: every package known" || bad "A: summary: $(grep 'app data' "$A/label.out")"
+grep -q 'digests: written [1-9][0-9]*, unchanged 0, withheld 0' "$A/label.err" &&
+	ok "A: digests written, none withheld" || bad "A: digest summary: $(grep digests "$A/label.err")"
+grep -q ' 0 package directories not in packages.list, 0 whose seapp lookup fails' "$A/label.err" &&
+	ok "A: every package known" || bad "A: summary: $(grep 'app data' "$A/label.err")"
 fsck_clean "$A/img" "A"
 s1=$(sum "$A/img")
 "$FCLABEL" label "$A/img" -a /data -S "$FC" --seapp "$SEAPP" --digests >"$A/label2.out" 2>&1
@@ -143,16 +133,16 @@ expect_eq "B: label exit (left alone is no error)" "$?" 0
 rl_dump "$B/img" "$B/manifest" "$B/got.dump"
 rl_cmp "$B/got.dump" "$B/want.dump" 10 && ok "B: labels as expected, unknown packages left as they are" ||
 	bad "B: labels differ"
-grep -q ' 8 package directories not in packages.list, 2 whose seapp lookup fails' "$B/label.out" &&
+grep -q ' 8 package directories not in packages.list, 2 whose seapp lookup fails' "$B/label.err" &&
 	ok "B: 8 unknown package directories and 2 failed lookups counted" ||
-	bad "B: summary: $(grep 'app data' "$B/label.out")"
+	bad "B: summary: $(grep 'app data' "$B/label.err")"
 expect_eq "B: -v names each package directory left as it is" \
 	"$(grep -c '^left as it is: /data/.*com\.example\.\(uninstalled\|gone\|nameless\)' "$B/label.out")" 10
 expect_eq "B: --json: unknown-package events" "$(grep -c '"event": "unknown-package"' "$B/label.json")" 8
 expect_eq "B: --json: seapp-failed events" "$(grep -c '"event": "seapp-failed"' "$B/label.json")" 2
 grep -q '"unknown_packages": 8, "seapp_failed": 2' "$B/label.json" && ok "B: --json totals" ||
 	bad "B: --json totals: $(grep unknown_packages "$B/label.json")"
-digests "$B/img" "$B/dirs" "$B/digests.got"
+rl_digests "$B/img" "$B/dirs" "$B/digests.got"
 nw=$(grep -c 'withheld$' "$B/digests.want.tsv")
 if cmp -s "$B/digests.got" "$B/digests.want"; then
 	ok "B: digests equal libselinux's, and none on the $nw directories above a package left alone"
@@ -160,8 +150,8 @@ else
 	bad "B: digests differ (< got, > want):"
 	diff "$B/digests.got" "$B/digests.want" | head -n 8
 fi
-grep -q "withheld $nw " "$B/label.out" && ok "B: $nw digests withheld, and counted" ||
-	bad "B: $(grep digests "$B/label.out")"
+grep -q "withheld $nw " "$B/label.err" && ok "B: $nw digests withheld, and counted" ||
+	bad "B: $(grep digests "$B/label.err")"
 fsck_clean "$B/img" "B (128-byte inodes)"
 s1=$(sum "$B/img")
 "$FCLABEL" label "$B/img" -a /data -S "$FC" --seapp "$SEAPP" --digests >"$B/label2.out" 2>&1
@@ -191,7 +181,7 @@ if mke2fs -q -t ext4 -O encrypt -I 256 -d "$C/tree" "$C/img" 8M >"$C/mkfs.log" 2
 	grep -q '"event": "encrypted", "path": "/data/misc_ce/0"' "$C/label.json" &&
 		ok "C: --json names it" || bad "C: no encrypted event in --json"
 	printf '/misc_ce\n/\n' >"$C/dirs"
-	digests "$C/img" "$C/dirs" "$C/dig"
+	rl_digests "$C/img" "$C/dirs" "$C/dig"
 	expect_eq "C: no digest above a directory left to the device" "$(cut -f2 "$C/dig" | tr '\n' ' ')" "- - "
 	# without --seapp the same
 	cp "$C/img0" "$C/img"
@@ -234,8 +224,8 @@ rl_dump "$E/relabel.img" "$A/manifest" "$E/relabel.dump"
 rl_dump "$E/full.img" "$A/manifest" "$E/full.dump"
 rl_cmp "$E/relabel.dump" "$E/full.dump" && ok "E: relabel equals a fresh label with the new seapp_contexts" ||
 	bad "E: relabel differs from a fresh label"
-digests "$E/relabel.img" "$A/dirs" "$E/relabel.dig"
-digests "$E/full.img" "$A/dirs" "$E/full.dig"
+rl_digests "$E/relabel.img" "$A/dirs" "$E/relabel.dig"
+rl_digests "$E/full.img" "$A/dirs" "$E/full.dig"
 cmp -s "$E/relabel.dig" "$E/full.dig" && ok "E: ... digests included" || bad "E: digests differ"
 ch=$(rl_summary "$E/relabel.out" changed)
 # untrusted34 and 35, 18 packages each, a third with user 10: (36 + 12) * 10 paths
@@ -278,8 +268,8 @@ if [ -f "$A9/private_seapp_contexts" ] && [ -f "$A14/private_seapp_contexts" ]; 
 		bad "F: relabel 9 -> 14 differs from a fresh label"
 	n=$(paste "$F/old.dump" "$F/full.dump" | awk -F'\t' '$2 != $4' | wc -l)
 	[ "$n" -gt 100 ] && ok "F: the upgrade changed $n labels" || bad "F: only $n labels differ 9 -> 14"
-	digests "$F/relabel.img" "$A/dirs" "$F/relabel.dig"
-	digests "$F/full.img" "$A/dirs" "$F/full.dig"
+	rl_digests "$F/relabel.img" "$A/dirs" "$F/relabel.dig"
+	rl_digests "$F/full.img" "$A/dirs" "$F/full.dig"
 	cmp -s "$F/relabel.dig" "$F/full.dig" && ok "F: ... digests included" || bad "F: digests differ"
 	fsck_clean "$F/relabel.img" "F"
 else
@@ -302,7 +292,7 @@ if [ "$(id -u)" = 0 ] && mount -o loop "$H/img" "$H/m" 2>"$H/mount.err"; then
 	# lost+found: mke2fs's, the same in both
 	cmp -s "$H/got.dump" "$A/got.dump" && ok "H: the mounted tree gets the image's labels" ||
 		{ bad "H: the live tree's labels differ from the image's:"; rl_cmp "$H/got.dump" "$A/got.dump"; }
-	digests "$H/img" "$A/dirs" "$H/digests.got"
+	rl_digests "$H/img" "$A/dirs" "$H/digests.got"
 	cmp -s "$H/digests.got" "$A/digests.want" && ok "H: ... and its digests" ||
 		{ bad "H: the live tree's digests differ:"; diff "$H/digests.got" "$A/digests.want" | head -n 6; }
 	# tmpfs: restorecon keeps no digest there
@@ -360,7 +350,14 @@ s2=$(sum "$G/img2")
 [ "$?" -eq 2 ] && grep -q "img2:/system/packages.list:$(wc -l <"$G/pl"): " "$G/e" &&
 	ok "the image's packages.list malformed: exit 2, $(cat "$G/e")" || bad "malformed image packages.list: $(cat "$G/e")"
 expect_eq "bad input wrote nothing" "$(sum "$G/img")$(sum "$G/img2")" "$s0$s2"
-"$FCLABEL" label "$G/img" -a /vendor -S "$FC" --seapp "$SEAPP" >"$G/o" 2>"$G/e"
+# (a mount point no spec matches is refused first, exit 1; one the specs cover but that does not
+# hold /data/system/packages.list asks for --packages, exit 2)
+printf '/vendor(/.*)?\tu:object_r:vendor_file:s0\n' >"$G/vfc"
+cat "$FC" >>"$G/vfc"
+"$FCLABEL" label "$G/img" -a /vendor -S "$G/vfc" --seapp "$SEAPP" >"$G/o" 2>"$G/e"
 [ "$?" -eq 2 ] && grep -q 'give --packages' "$G/e" && ok "mounted elsewhere than /data: --packages asked for" ||
 	bad "-a /vendor --seapp: $(cat "$G/e")"
+"$FCLABEL" label "$G/img" -a /vendor -S "$FC" --seapp "$SEAPP" >"$G/o" 2>"$G/e"
+[ "$?" -eq 1 ] && grep -q 'no spec matches /vendor' "$G/e" && ok "-a /vendor that no spec matches: exit 1, said" ||
+	bad "-a /vendor that no spec matches: $(cat "$G/e")"
 finish
