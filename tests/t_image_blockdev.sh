@@ -11,7 +11,7 @@ dev=$(losetup -f --show img 2>/dev/null) || skip "no loop device available here"
 trap 'umount "$OUT/mnt" 2>/dev/null; losetup -d "$dev" 2>/dev/null' EXIT
 "$FCLABEL" label "$dev" -a /system -S "$FC" >out 2>err
 expect_eq "label through $dev" "$?" 0
-expect_match "all files scanned" "$(cat out)" "*scanned 5,*"
+expect_match "all files scanned" "$(cat err)" "*scanned 5,*"
 sync
 "$FCLABEL" check "$dev" -a /system -S "$FC" >out 2>err
 expect_eq "check through the device: nothing differs" "$?" 0

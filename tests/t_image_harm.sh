@@ -71,7 +71,7 @@ expect_match "links: the full one is named, with why" "$(cat links.err)" \
 expect_eq "links: it has no attribute block" "$(debugfs -R 'stat /full' links.img 2>/dev/null | sed -n 's/.*File ACL: \([0-9]*\).*/\1/p')" 0
 expect_eq "links: the one with room is labeled" "$(lbl links.img /roomy)" "system_u:object_r:default_t:s0"
 expect_eq "links: the fast one is labeled" "$(lbl links.img /fast)" "system_u:object_r:default_t:s0"
-expect_match "links: counted as an error" "$(cat links.out)" "*errors 1,*"
+expect_match "links: counted as an error" "$(cat links.err)" "*errors 1,*"
 expect_eq "links: e2fsck -fy changes nothing" "$(e2fsck -fy links.img >/dev/null 2>&1; echo $?)" 0
 
 # ---- quota: label blocks charged to the owner (user, group; project where there is one) ----

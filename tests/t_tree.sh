@@ -217,7 +217,7 @@ echo "trees: $count entries each (a..e; e also has a path of about 10,000 bytes)
 # ---- A by fclabel, B by setfiles
 run label "$FCLABEL" label "$OUT/a" -a / -S "$FC"
 expect_rc "fclabel label on a tmpfs tree" 0
-echo "     $(tail -n 1 label.out)"
+echo "     $(grep scanned label.err)"
 expect_match "the hard link conflict is reported" "$(cat label.err)" "*hard link conflict*conflict_a/f*conflict_b/f*"
 expect_match "the mount point is not crossed, and said so" "$(cat label.err)" "*1 mount point(s) not crossed (/ttest/inner*"
 setfiles -F -r "$OUT/b" "$FC" "$OUT/b" >sf.out 2>sf.err
