@@ -4,6 +4,7 @@
 # make demo       run the main job on the bundled example
 # make bench      lookup benchmark against libselinux (bench-image, bench-relabel, bench-tree,
 #                 bench-data: see README)
+# make static-arm64, static-armhf   a static fclabel for a phone (mk/cross.mk)
 
 CC      ?= cc
 OPT     ?= -O2
@@ -35,7 +36,7 @@ SA_SRCS  := $(wildcard seapp/*.c)
 SA_OBJS  := $(SA_SRCS:.c=.o)
 LB_SRCS  := $(wildcard labeler/*.c)
 LB_OBJS  := $(LB_SRCS:.c=.o)
-TEST_BINS := tests/oracle tests/fcbench tests/fcunit tests/seappunit tests/fcdigest
+TEST_BINS := tests/oracle tests/fcbench tests/fcunit tests/seappunit tests/fcdigest tests/nogetxattrat
 
 .PHONY: all deps check check-full demo bench bench-image bench-relabel bench-tree bench-data clean
 all: fclabel
@@ -54,6 +55,9 @@ seapp/libseapp.a: $(SA_OBJS)
 
 fclabel: $(LB_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a seapp/libseapp.a
 	$(CC) $(LDFLAGS) -o $@ $(LB_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a seapp/libseapp.a $(FC_LIBS) $(E2_LIBS) $(SEPOL_LIBS) -lz -lpthread
+
+# --version names the target the binary is for
+labeler/fclabel.o: CPPFLAGS += -DFCLABEL_TARGET='"$(shell $(CC) -dumpmachine)"'
 
 %.o: %.c $(wildcard fcontexts/*.h labeler/*.h imgfmt/*.h seapp/*.h)
 	$(CC) $(CPPFLAGS) -DFCLABEL_VERSION='"$(VERSION)"' $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
@@ -75,6 +79,10 @@ tests/fcbench: tests/fcbench.c fcontexts/libfcontexts.a
 
 tests/treefloor: tests/treefloor.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< -lpthread
+
+# runs a command as on a kernel without getxattrat(2) (Linux < 6.13): t_nogetxattrat, bench-tree
+tests/nogetxattrat: tests/nogetxattrat.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $<
 
 # make check: every test once, against fclabel as built (minutes: before every commit);
 # make check-full: every test again under AddressSanitizer/UBSan too (what CI runs)
@@ -103,7 +111,7 @@ bench-relabel: deps
 	@sh tests/bench_relabel.sh
 
 bench-tree: deps
-	@$(MAKE) -s --no-print-directory fclabel tests/treefloor
+	@$(MAKE) -s --no-print-directory fclabel tests/treefloor tests/nogetxattrat
 	@sh tests/bench_tree.sh
 
 bench-data: deps
@@ -111,6 +119,8 @@ bench-data: deps
 	@sh tests/bench_data.sh
 
 include mk/fuzz.mk
+# make static-arm64, make static-armhf: fclabel for a phone, cross-compiled, fully static
+include mk/cross.mk
 # make install / uninstall (PREFIX, DESTDIR, BINDIR, MANDIR, LIBDIR ...), make static
 include mk/install.mk
 

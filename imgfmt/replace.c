@@ -179,7 +179,7 @@ struct chunk *ic_find_chunk(struct imgcopy *s, uint64_t blk)
 	return NULL;
 }
 
-static long ov_find(struct imgcopy *s, uint64_t blk)
+static int64_t ov_find(struct imgcopy *s, uint64_t blk)
 {
 	if (!s->key)
 		return -1;
@@ -251,7 +251,7 @@ static errcode_t wb_flush_one(struct imgcopy *s, unsigned e)
 		return 0;
 	uint64_t blk = s->wb_blk[e], off;
 	const char *data = s->wb + (size_t)e * s->blksz;
-	long slot = ov_find(s, blk);
+	int64_t slot = ov_find(s, blk);
 	errcode_t rc;
 	/* Once the copy has passed it, a block of a RAW chunk goes straight into the result at its
 	 * own offset (the copier never writes there again): nothing to patch at close. */
@@ -259,13 +259,13 @@ static errcode_t wb_flush_one(struct imgcopy *s, unsigned e)
 	    off + s->blksz <= atomic_load_explicit(&s->copied_to, memory_order_acquire)) {
 		if (!ic_pwrite_all(s->tfd, data, s->blksz, off))
 			return EXT2_ET_SHORT_WRITE;
-		if (slot != (long)DIRECT && (rc = ov_set(s, blk, DIRECT)))
+		if (slot != (int64_t)DIRECT && (rc = ov_set(s, blk, DIRECT)))
 			return rc;
 		s->wb_dirty[e] = false;
 		return 0;
 	}
-	if (slot < 0 || slot == (long)DIRECT) {
-		slot = (long)s->nslots;
+	if (slot < 0 || slot == (int64_t)DIRECT) {
+		slot = (int64_t)s->nslots;
 		if ((rc = ov_set(s, blk, (uint32_t)s->nslots)))
 			return rc;
 		s->nslots++;
@@ -454,9 +454,9 @@ errcode_t ic_get_block(struct imgcopy *s, uint64_t blk, char *dst)
 		memcpy(dst, s->wb + (size_t)(blk % WB_N) * s->blksz, s->blksz);
 		return 0;
 	}
-	long slot = ov_find(s, blk);
+	int64_t slot = ov_find(s, blk);
 	uint64_t off;
-	if (slot == (long)DIRECT && raw_offset(s, blk, &off))
+	if (slot == (int64_t)DIRECT && raw_offset(s, blk, &off))
 		return ic_pread_all(s->tfd, dst, s->blksz, off) ? 0 : read_error();
 	if (slot >= 0)
 		return ic_pread_all(s->ofd, dst, s->blksz, (uint64_t)slot * s->blksz) ? 0 : read_error();
@@ -682,7 +682,7 @@ static errcode_t patch_copy(struct imgcopy *s, const uint64_t *chg, size_t nchg,
 		for (; j < nchg && chg[j] < end; j++) {
 			uint64_t k = chg[j];
 			errcode_t rc;
-			if (!in_wb(s, k) && ov_find(s, k) == (long)DIRECT)
+			if (!in_wb(s, k) && ov_find(s, k) == (int64_t)DIRECT)
 				continue; /* already there */
 			if ((rc = ic_get_block(s, k, buf)))
 				return rc;

@@ -1,6 +1,7 @@
 /* fclabel: entry point and the table of subcommands. */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
+#include <stdint.h>
 #include <et/com_err.h>
 #include <ext2fs/ext2fs.h>
 #include <pcre2.h>
@@ -19,7 +20,12 @@
 #define FCLABEL_STATIC_LIBS ""
 #endif
 #ifndef FCLABEL_SHARED_LIBS
-#define FCLABEL_SHARED_LIBS "libext2fs libcom_err libpcre2-8 libsepol libz libc"
+#define FCLABEL_SHARED_LIBS "libext2fs libcom_err libpcre2-8 libnettle libsepol libz libc"
+#endif
+/* What the binary runs on (the compiler's -dumpmachine): the Makefile, mk/install.mk and
+ * mk/cross.mk define it. */
+#ifndef FCLABEL_TARGET
+#define FCLABEL_TARGET "unknown"
 #endif
 
 static const struct command commands[] = {
@@ -41,11 +47,16 @@ static void usage(FILE *to)
 
 static void version(void)
 {
-	char pcre[64] = "";
+	char pcre[64] = "", jit[128] = "";
+	uint32_t has_jit = 0;
 	pcre2_config(PCRE2_CONFIG_VERSION, pcre);
+	if (!pcre2_config(PCRE2_CONFIG_JIT, &has_jit) && has_jit)
+		pcre2_config(PCRE2_CONFIG_JITTARGET, jit);
 	const char *e2 = NULL;
 	ext2fs_get_library_version(&e2, NULL);
-	printf("fclabel %s\nlibext2fs %s\nPCRE2 %s\n", FCLABEL_VERSION, e2 ? e2 : "?", pcre);
+	printf("fclabel %s\ntarget: %s\nlibext2fs %s\n", FCLABEL_VERSION, FCLABEL_TARGET,
+	       e2 ? e2 : "?");
+	printf("PCRE2 %s, %s%s\n", pcre, jit[0] ? "JIT for " : "no JIT", jit);
 	printf("linked statically: %s\nlinked dynamically: %s\n",
 	       FCLABEL_STATIC_LIBS[0] ? FCLABEL_STATIC_LIBS : "none",
 	       FCLABEL_SHARED_LIBS[0] ? FCLABEL_SHARED_LIBS : "none");

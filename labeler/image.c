@@ -1,6 +1,11 @@
 /* Opening an ext2/3/4 image with libext2fs, refusing what must not be written. */
+#include <ctype.h>
+#include <dirent.h>
 #include <et/com_err.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <linux/loop.h>
+#include <sys/ioctl.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>
@@ -189,12 +194,66 @@ static int choose_manager(struct image *img, const char *name, bool rw, const st
 	return 0;
 }
 
+/* The loop device (/dev/loopN, Android's /dev/block/loopN) whose backing file is st, into dev
+ * ("" for none): how an image file is mounted. */
+static void loop_backed_by(const struct stat *st, char *dev, size_t n)
+{
+	static const char *const dirs[] = { "/dev/block", "/dev" };
+	dev[0] = 0;
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]) && !dev[0]; d++) {
+		DIR *dir = opendir(dirs[d]);
+		struct dirent *de;
+		while (dir && !dev[0] && (de = readdir(dir))) {
+			struct loop_info64 li;
+			char path[300];
+			if (strncmp(de->d_name, "loop", 4) || !isdigit((unsigned char)de->d_name[4]))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dirs[d], de->d_name);
+			int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			if (!ioctl(fd, LOOP_GET_STATUS64, &li) && li.lo_inode == st->st_ino &&
+			    li.lo_device == (uint64_t)st->st_dev)
+				snprintf(dev, n, "%s", path);
+			close(fd);
+		}
+		if (dir)
+			closedir(dir);
+	}
+}
+
+/* No mount table to read (/proc not mounted, as in a bare chroot or an early ramdisk): a block
+ * device is opened exclusively (EXT2_FLAG_EXCLUSIVE), which the kernel refuses while it is
+ * mounted; an image file is refused when a loop device has it. -1: refused (printed). */
+static int check_mounted_without_table(const char *name, const char *cmd)
+{
+	struct stat st;
+	char dev[300] = "";
+	if (stat(name, &st)) {
+		fprintf(stderr, "fclabel %s: %s: %s\n", cmd, name, strerror(errno));
+		return -1;
+	}
+	if (S_ISREG(st.st_mode))
+		loop_backed_by(&st, dev, sizeof(dev));
+	if (dev[0]) {
+		fprintf(stderr, "fclabel %s: %s is the backing file of %s (mounted, perhaps); refusing "
+			"to write to it (losetup -d %s detaches it)\n", cmd, name, dev, dev);
+		return -1;
+	}
+	fprintf(stderr, "fclabel %s: note: no mount table (/proc/mounts, /etc/mtab: is /proc "
+		"mounted?): %s\n", cmd, S_ISREG(st.st_mode) ? "the image backs no loop device"
+		: "the device is opened exclusively, which the kernel refuses while it is mounted");
+	return 0;
+}
+
 /* A mounted (or otherwise busy) image is not written; -1: refused (printed). *mounted: whether
  * it is mounted. */
 static int check_mounted(const char *name, bool rw, const char *cmd, bool *mounted)
 {
 	int mflags = 0;
 	errcode_t rc = ext2fs_check_if_mounted(name, &mflags);
+	if (rc == EXT2_ET_NO_MTAB_FILE)
+		return rw ? check_mounted_without_table(name, cmd) : 0;
 	if (rc) {
 		fprintf(stderr, "fclabel %s: %s: cannot tell whether it is mounted: %s\n", cmd, name,
 			error_message(rc));

@@ -232,8 +232,9 @@ static int tree_set(void *arg, const struct label_file *f, const char *ctx, char
 	int e = h->ahead ? ahead_set(t, h->ahead, ctx) : tree_write_label(h, t->proc, ctx);
 	if (!e)
 		return LSET_OK;
-	snprintf(why, n, "%s", h->ahead && e == ESTALE ? "it was replaced during the walk"
-							: strerror(e));
+	snprintf(why, n, "%s%s", h->ahead && e == ESTALE ? "it was replaced during the walk"
+							 : strerror(e),
+		 h->opath && e == ENOENT ? " (through /proc/self/fd: is /proc mounted?)" : "");
 	return e == ENOSPC || e == EDQUOT ? LSET_NOSPACE : e == EROFS ? LSET_READONLY : LSET_ERROR;
 }
 
@@ -554,8 +555,10 @@ bool dir_is_labeled(const char *dir)
 static bool volatile_fs(const char *dir)
 {
 	struct statfs sf;
-	return !statfs(dir, &sf) && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC ||
-				     sf.f_type == SYSFS_MAGIC);
+	/* f_type is an int on 32-bit targets: the magic numbers are 32 bits */
+	return !statfs(dir, &sf) && ((uint32_t)sf.f_type == TMPFS_MAGIC ||
+				     (uint32_t)sf.f_type == RAMFS_MAGIC ||
+				     (uint32_t)sf.f_type == SYSFS_MAGIC);
 }
 
 /* How many threads walk the tree (treepool.c): --threads, by default one per CPU (up to 8). 0:
@@ -611,6 +614,12 @@ int label_dir(const char *dir, const fc_set *set, const struct label_opts *o,
 			"(restorecon keeps none there)\n", o->cmd, dir);
 		own.digests = false;
 	}
+	if (access("/proc/self/fd", F_OK))
+		/* tree.h: how a symlink's (a device node's ...) own inode is reached */
+		fprintf(stderr, "fclabel %s: note: /proc is not mounted: the labels of symlinks, "
+			"device nodes, FIFOs and sockets are read and written through /proc/self/fd, "
+			"so those are left as they are and counted as errors; mount /proc to label "
+			"them\n", o->cmd);
 	t.threads = tree_threads(&own);
 	if (!statvfs(dir, &vfs) && vfs.f_files >= vfs.f_ffree)
 		src.total = vfs.f_files - vfs.f_ffree;

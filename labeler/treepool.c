@@ -364,6 +364,7 @@ static int by_name(struct worker *w, struct unit *u, const char *name, size_t nl
 		u->nrec--;
 		return 1;
 	}
+	a->opath = h->opath; /* for the message of a failed write */
 	a->werr = tree_write_label(h, w->proc, a->res.context);
 	a->wrote = a->werr ? WA_FAILED : WA_OK;
 	close(h->fd);

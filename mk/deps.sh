@@ -44,6 +44,10 @@ need checkpolicy command -v checkpolicy
 # compiled file_contexts (t_fcbin): libselinux 3.4's sefcontext_compile
 need selinux-utils test -x /usr/sbin/sefcontext_compile
 need selinux-policy-default test -f /etc/selinux/default/policy/policy.33
+# make static-arm64/static-armhf and their tests under qemu (tests/t_cross.sh): the cross
+# compilers, qemu-user-static, and the targets' libraries in private sysroots (mk/cross.sh; what
+# cannot be had here is said, and those tests skip)
+sh "$(dirname "$0")/cross.sh" deps "$(dirname "$0")/../build/sysroot-"
 missing=$(echo $missing)
 [ -z "$missing" ] && exit 0
 line="apt-get install -y $missing"

@@ -96,7 +96,7 @@ $(STATIC_DIR)/linkinfo: fclabel-static-force
 fclabel-static-force:
 
 $(STATIC_DIR)/labeler/fclabel.o: $(STATIC_DIR)/linkinfo
-$(STATIC_DIR)/labeler/fclabel.o: STATIC_DEFS = \
+$(STATIC_DIR)/labeler/fclabel.o: STATIC_DEFS = -DFCLABEL_TARGET='"$(shell $(CC) -dumpmachine)"' \
 	-DFCLABEL_STATIC_LIBS='"$(shell sed -n 's/^static: //p' $(STATIC_DIR)/linkinfo)"' \
 	-DFCLABEL_SHARED_LIBS='"$(shell sed -n 's/^shared: //p' $(STATIC_DIR)/linkinfo)"'
 

@@ -9,6 +9,8 @@
 # before: dentries, inodes and attributes in memory) and once with cold ones (sync and
 # drop_caches before each run). The sides:
 #   fclabel        fclabel label DIR (default threads: one per CPU), and with -T 1
+#   no getxattrat  the same under tests/nogetxattrat (a seccomp filter: getxattrat(2) answers
+#                  ENOSYS, as on a phone's kernel, Linux < 6.13): labels read through descriptors
 #   floor          tests/treefloor: the same syscalls per entry as fclabel, nothing else: "write"
 #                  a fixed label (the floor of a first label), "stat" (of nothing to change);
 #                  with as many threads as fclabel, and with one
@@ -30,6 +32,9 @@ fc=$shared/refpolicy/file_contexts
 command -v setfiles >/dev/null || { echo "bench-tree: setfiles is not installed (policycoreutils)"; exit 1; }
 floor=$top/tests/treefloor
 [ -x "$floor" ] || { echo "bench-tree: $floor is not built (make tests/treefloor)"; exit 1; }
+nogx=$top/tests/nogetxattrat
+[ -x "$nogx" ] || { echo "bench-tree: $nogx is not built (make tests/nogetxattrat)"; exit 1; }
+[ "$("$nogx" --probe 2>&1)" = ENOSYS ] || { echo "bench-tree: $nogx does not work here: $("$nogx" --probe 2>&1)"; exit 1; }
 cpus=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 threads=$((cpus > 8 ? 8 : cpus))
 fixed=system_u:object_r:usr_t:s0
@@ -46,7 +51,7 @@ else
 	newlib=
 fi
 
-sides="fclabel fclabel1 floor floor1 setfiles setfilesT0"
+sides="fclabel fclabel1 nogx nogx1 floor floor1 setfiles setfilesT0"
 for s in $sides; do mkdir -p "$out/mnt/$s"; umount "$out/mnt/$s" 2>/dev/null; done
 cleanup() { for s in $sides; do umount "$out/mnt/$s" 2>/dev/null; rm -f "$out/$s.img"; done; }
 trap cleanup EXIT INT TERM
@@ -74,6 +79,8 @@ run() {
 	case $1 in
 	fclabel) measure "$top/fclabel" label "$3" -a / -S "$fc" ;;
 	fclabel1) measure "$top/fclabel" label "$3" -a / -S "$fc" -T 1 ;;
+	nogx) measure "$nogx" "$top/fclabel" label "$3" -a / -S "$fc" ;;
+	nogx1) measure "$nogx" "$top/fclabel" label "$3" -a / -S "$fc" -T 1 ;;
 	floor|floor1)
 		j=$threads; [ "$1" = floor1 ] && j=1
 		if [ "$2" = first ]; then measure "$floor" write "$3" "$fixed" -j $j
@@ -86,6 +93,8 @@ name() {
 	case $1 in
 	fclabel) echo "fclabel label (-T $threads)" ;;
 	fclabel1) echo "fclabel label -T 1" ;;
+	nogx) echo "no getxattrat (-T $threads)" ;;
+	nogx1) echo "no getxattrat, -T 1" ;;
 	floor) echo "floor (-j $threads)" ;;
 	floor1) echo "floor -j 1" ;;
 	setfiles) echo "setfiles -F" ;;
@@ -110,7 +119,8 @@ while [ $r -le "$runs" ]; do
 				set -- $(run $s $state "$d")
 				echo "$2 $3 $4 $5 $1" >>"$out/$s.$state.$cache.t"
 				msg=""
-				case $s in fclabel*) msg=": $(grep scanned "$out/cmd.err" | tail -n 1)" ;; esac
+				# the summary (on stderr since fclabel prints its summaries there)
+				case $s in fclabel* | nogx*) msg=": $(cat "$out/cmd.out" "$out/cmd.err" | grep 'scanned' | tail -n 1)" ;; esac
 				[ "$1" = 0 ] || msg="$msg (exit $1: $(tail -n 1 "$out/cmd.err"))"
 				printf '  round %d %s %-5s %-24s %6s s (user %s, sys %s), peak %d MiB%s\n' \
 					$r $cache $state "$(name $s)" $2 $3 $4 $(($5 / 1024)) "$msg"
@@ -138,9 +148,11 @@ for s in $sides; do
 	echo
 done
 echo "fclabel peak memory: $(peak "$out/fclabel.first.warm.t") MiB (-T $threads), $(peak "$out/fclabel1.first.warm.t") MiB (-T 1)"
+echo "(no getxattrat: fclabel under tests/nogetxattrat, as on Linux < 6.13: a phone's kernel)"
 echo "ratios (first label, nothing to change; warm | cold):"
 for c in warm cold; do
 	eval "f1=\$b_fclabel_first_$c a1=\$b_fclabel_again_$c g1=\$b_fclabel1_first_$c h1=\$b_fclabel1_again_$c"
+	eval "n1=\$b_nogx_first_$c m1=\$b_nogx_again_$c o1=\$b_nogx1_first_$c p1=\$b_nogx1_again_$c"
 	eval "fw=\$b_floor_first_$c fs=\$b_floor_again_$c fw1=\$b_floor1_first_$c fs1=\$b_floor1_again_$c"
 	eval "sf=\$b_setfiles_first_$c sa=\$b_setfiles_again_$c tf=\$b_setfilesT0_first_$c ta=\$b_setfilesT0_again_$c"
 	echo "  $c:"
@@ -148,6 +160,9 @@ for c in warm cold; do
 	echo "    fclabel -T 1 / floor -j 1:  $(ratio $g1 $fw1)x, $(ratio $h1 $fs1)x"
 	echo "    setfiles -F / fclabel:      $(ratio $sf $f1)x, $(ratio $sa $a1)x faster (target: 4x)"
 	echo "    setfiles -F -T 0 / fclabel: $(ratio $tf $f1)x, $(ratio $ta $a1)x faster"
+	echo "    setfiles -F / no getxattrat:        $(ratio $sf $n1)x, $(ratio $sa $m1)x faster (target: 3.5x)"
+	echo "    setfiles -F / no getxattrat, -T 1:  $(ratio $sf $o1)x, $(ratio $sa $p1)x faster"
+	echo "    no getxattrat / fclabel (the cost of the fallback): $(ratio $n1 $f1)x, $(ratio $m1 $a1)x"
 done
 
 # the same labels on both trees, byte for byte (the last round's: fclabel's, setfiles')

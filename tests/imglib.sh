@@ -12,6 +12,8 @@
 #   verify ARGS...          $IMGTOOL verify (an independent reader of the image, see below):
 #                           its failed checks are added to this test's
 #   host_tree DIR N         a tree of about N entries shaped like this machine's /usr /etc ...
+#   xattr_dump DIR OUT      the security.* attributes of a live tree, sorted, to compare
+#   sparse_same A B         whether two (sparse) files are equal byte for byte, quickly
 # $IMGTOOL (written to $OUT/imgtool.py) reads images without fclabel: the tree from debugfs
 # (ls -p), inodes and extended attributes parsed from the raw image and cross-checked against
 # debugfs on a sample; `verify --before B --after A --fc FC ...` checks that A is B labeled.
@@ -116,6 +118,45 @@ verify() {
 	[ "$_r" -eq 0 ] && memo_put "$_vk" "$OUT/verify.out"
 	fails=$((fails + _r))
 	return "$_r"
+}
+
+# xattr_dump DIR OUT: "PATH<TAB>NAME=HEX" for each security.* attribute of each entry below DIR
+# (a symlink's own), paths relative to DIR, sorted: trees labeled alike give the same file
+xattr_dump() {
+	(cd "$1" && getfattr -R -P -h -d -m '^security\.' -e hex . 2>/dev/null) |
+		awk '/^# file: / { f = substr($0, 9); next } /=/ { print f "\t" $0 }' | LC_ALL=C sort >"$2"
+}
+
+# sparse_same A B: whether two files are equal byte for byte, reading only where either has
+# data (SEEK_DATA): quick on a large sparse image
+sparse_same() {
+	"$PY" - "$1" "$2" <<'EOF'
+import os, sys
+fds = [os.open(p, os.O_RDONLY) for p in sys.argv[1:3]]
+size = os.fstat(fds[0]).st_size
+if os.fstat(fds[1]).st_size != size:
+    sys.exit(1)
+segs = []
+for fd in fds:
+    off = 0
+    while off < size:
+        try:
+            d = os.lseek(fd, off, os.SEEK_DATA)
+        except OSError:
+            break
+        h = os.lseek(fd, d, os.SEEK_HOLE)
+        segs.append((d, h))
+        off = h
+end = 0
+for d, h in sorted(segs):
+    d = max(d, end)
+    while d < h:
+        n = min(h - d, 1 << 20)
+        if os.pread(fds[0], n, d) != os.pread(fds[1], n, d):
+            sys.exit(1)
+        d += n
+    end = max(end, h)
+EOF
 }
 
 # host_tree DIR N: a tree shaped like this machine: all of /etc, /var and /opt and a seeded

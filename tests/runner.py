@@ -32,8 +32,9 @@ TIMES = os.path.join(OUTBASE, "times.json")
 TEST_BINS = ["tests/oracle", "tests/fcbench", "tests/fcunit", "tests/seappunit", "tests/fcdigest"]
 
 # Not run sanitized: they check something a sanitized build cannot stand for (valgrind's own
-# view of the plain binary, the symbols of the plain binary) or build sanitized code themselves.
-PLAIN_ONLY = {"t_valgrind", "t_symbols", "t_fuzz_regress"}
+# view of the plain binary, the symbols of the plain binary) or build sanitized code themselves,
+# or other binaries (t_cross: the cross builds under qemu).
+PLAIN_ONLY = {"t_valgrind", "t_symbols", "t_fuzz_regress", "t_cross"}
 
 # What a run of each takes here (seconds, plain and sanitized), to start the longest first on a
 # machine with no tests/out/times.json yet; a finished run writes that file, which wins.
@@ -42,7 +43,7 @@ DEFAULT_TIMES = {
     "t_diff_refpolicy": 32, "t_fcbin": 30, "t_diff_adversarial": 30, "t_tree": 30,
     "t_image_android": 18, "t_image_refpolicy": 18, "t_image_setfiles": 17,
     "t_diff_android": 17, "t_image_sparse": 16, "t_relabel_android": 16, "t_fuzz_regress": 12,
-    "t_digest": 30, "t_userdata": 15, "t_device": 20,
+    "t_digest": 30, "t_userdata": 15, "t_device": 20, "t_cross": 70, "t_nogetxattrat": 20,
 }
 
 
@@ -67,7 +68,7 @@ def build_asan():
     """A copy of the tree built with the sanitizers; returns None or why it failed."""
     shutil.rmtree(ASAN, ignore_errors=True)
     os.makedirs(ASAN_SRC)
-    skip_dirs = {"./tests/out", "./.git"}
+    skip_dirs = {"./tests/out", "./.git", "./build"}
 
     def keep(info):
         name = info.name
