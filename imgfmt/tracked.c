@@ -23,7 +23,6 @@ static _Atomic unsigned long counts[IMGIO_N];
 static int fault_kind = -1;         /* the kind to fail, -1: none */
 static unsigned long fault_at;      /* its ordinal, from 1 */
 static bool fault_counting, fault_read;
-static _Atomic int fault_fired;
 
 static char io_error[512];
 static _Atomic int io_failed;
@@ -70,14 +69,8 @@ int imgfmt_fault(enum imgfmt_io kind)
 	unsigned long n = atomic_fetch_add(&counts[kind], 1) + 1;
 	if ((int)kind != fault_kind || n != fault_at)
 		return 0;
-	atomic_store(&fault_fired, 1);
 	fprintf(stderr, "fclabel: FCLABEL_FAULT: failing %s #%lu\n", kind_names[kind], n);
 	return EIO;
-}
-
-bool imgfmt_fault_fired(void)
-{
-	return atomic_load(&fault_fired) != 0;
 }
 
 bool imgfmt_written(void)

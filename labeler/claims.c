@@ -14,7 +14,6 @@
  * never used, as libext2fs's inode scan does.
  */
 #include <errno.h>
-#include <et/com_err.h>
 #include <stdlib.h>
 #include <string.h>
 
