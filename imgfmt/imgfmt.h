@@ -55,10 +55,80 @@ void imgfmt_set_tracked_inner(io_manager inner);
 io_channel imgfmt_inner_channel(io_channel ch);
 /* The run's first I/O error ("IMAGE: write of block N failed: ..."), or NULL when none. */
 const char *imgfmt_io_error(void);
-/* Whether FCLABEL_FAULT failed an operation in this run. */
-bool imgfmt_fault_fired(void);
 /* Whether this run wrote (or tried to write) to an image channel. */
 bool imgfmt_written(void);
+
+/*
+ * Writes in place, made durable as a crash needs them (overlay.c): a raw image or block device
+ * written in place is opened through this manager, around the tracked one (set before
+ * ext2fs_open2, like the tracked manager's inner one). It passes everything through until
+ * imgfmt_overlay_begin; then writes are held in memory and imgfmt_overlay_commit makes what is
+ * held durable together: as one transaction of the image's jbd2 journal, or where there is none
+ * in order (everything but the inode tables, then the inode tables). imgfmt_overlay_end makes
+ * the last commit and takes the superblock's marker off (needs_recovery; VALID_FS cleared).
+ */
+extern io_manager imgfmt_overlay_manager;
+void imgfmt_set_overlay_inner(io_manager inner);
+/* The channel below the overlay (ch itself when it is not one). */
+io_channel imgfmt_overlay_lower(io_channel ch);
+struct imgfmt_journal;
+enum { IMGFMT_OV_JOURNAL = 1, IMGFMT_OV_ORDERED };
+/* The order of the writes without a journal: contents (attribute blocks, quota files), then
+ * allocation records (bitmaps, group descriptors, superblocks), then inode tables. */
+enum { IMGFMT_ORDER_CONTENTS, IMGFMT_ORDER_RECORDS, IMGFMT_ORDER_INODES };
+struct imgfmt_overlay_params {
+	int mode;
+	unsigned blocksize;              /* the file system's */
+	bool sync;                       /* each step on disk (fsync) before the next */
+	struct imgfmt_journal *journal;  /* IMGFMT_OV_JOURNAL: the log (kept; freed by the caller) */
+	int (*order)(void *arg, uint64_t blk); /* ordered: which IMGFMT_ORDER_* blk is */
+	void *order_arg;
+	int64_t now;                     /* commit times */
+};
+struct imgfmt_overlay_stats {
+	unsigned long commits, transactions, blocks, barriers, home_writes;
+};
+errcode_t imgfmt_overlay_begin(io_channel ch, const struct imgfmt_overlay_params *p);
+errcode_t imgfmt_overlay_commit(io_channel ch);
+/* Another classifier for the ordered writes (NULL: every block is contents). */
+void imgfmt_overlay_set_order(io_channel ch, int (*order)(void *arg, uint64_t blk), void *arg);
+/* How many blocks are held, waiting for a commit. */
+size_t imgfmt_overlay_held(io_channel ch);
+bool imgfmt_overlay_active(io_channel ch);
+/* After a failure: what is held is dropped, never written (the last commit stands). */
+void imgfmt_overlay_discard(io_channel ch);
+errcode_t imgfmt_overlay_end(io_channel ch, struct imgfmt_overlay_stats *st);
+
+/*
+ * The jbd2 journal (journal.c). map: the image block of each of the journal's len blocks, in
+ * order. Opening reads and checks its superblock: 0, or why not in why (EXT2_ET_UNSUPP_FEATURE:
+ * features not written here, such as fast commits).
+ */
+errcode_t imgfmt_journal_open(io_channel ch, unsigned blocksize, const uint64_t *map,
+			      uint32_t len, struct imgfmt_journal **j, char *why, size_t n);
+void imgfmt_journal_free(struct imgfmt_journal *j);
+/* Whether its log is empty (s_start 0): nothing to replay. */
+bool imgfmt_journal_empty(const struct imgfmt_journal *j);
+/* The error the kernel recorded in it (s_errno), 0 when none. */
+int32_t imgfmt_journal_errno(const struct imgfmt_journal *j);
+/* The most blocks one transaction can log. */
+uint32_t imgfmt_journal_capacity(const struct imgfmt_journal *j);
+/* One transaction: the n blocks blks[] (data(arg, i) their contents), logged and committed,
+ * each step on disk before the next when sync. Not written to their places. */
+errcode_t imgfmt_journal_commit(struct imgfmt_journal *j, const uint64_t *blks, size_t n,
+				const char *(*data)(void *arg, size_t i), void *arg, int64_t now,
+				bool sync);
+/* Marks the log empty. */
+errcode_t imgfmt_journal_reset(struct imgfmt_journal *j, bool sync);
+/* Replays the log as a mount does: put(arg, blk, data) for each block of each committed
+ * transaction, in log order. 0, or why not in why (the log is not touched: see
+ * imgfmt_journal_reset). */
+typedef errcode_t (*imgfmt_replay_put)(void *arg, uint64_t blk, const char *data);
+struct imgfmt_replay {
+	unsigned long transactions, blocks, revoked;
+};
+errcode_t imgfmt_journal_replay(struct imgfmt_journal *j, imgfmt_replay_put put, void *arg,
+				struct imgfmt_replay *st, char *why, size_t n);
 
 /* Why the last open failed, when it was the image format's fault (chunk and offset). */
 const char *imgfmt_error(void);

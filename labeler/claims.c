@@ -221,6 +221,10 @@ errcode_t claims_scan(ext2_filsys fs, struct claims_result *res)
 	if (c.err)
 		rc = c.err;
 out:
+	if (!rc && res->keep) {
+		res->claimed = c.claimed; /* (the caller's to free) */
+		c.claimed = NULL;
+	}
 	if (c.claimed)
 		ext2fs_free_block_bitmap(c.claimed);
 	if (c.ea)

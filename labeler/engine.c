@@ -90,6 +90,8 @@ out:
 	free(buf);
 }
 
+static int commit(struct run *r);
+
 /* Whether the write to this inode may go ahead; when not, says why. */
 static bool refs_trusted(struct run *r, const struct walk_entry *e, char *why, size_t n)
 {
@@ -97,8 +99,9 @@ static bool refs_trusted(struct run *r, const struct walk_entry *e, char *why, s
 	if (!b)
 		return true;
 	if (!r->refs) {
-		/* the count reads the blocks from the image: those held in memory first */
-		if (xattr_write_back(r->x))
+		/* the count reads the blocks from the image: those held in memory first (and, in
+		 * place, no reference waits to be dropped) */
+		if (commit(r) || xattr_write_back(r->x))
 			r->refs = -1;
 		else
 			count_ea_refs(r);
@@ -553,6 +556,16 @@ static int visit_as_device(struct run *r, const struct label_file *f, const stru
 
 volatile sig_atomic_t label_stop_signal;
 
+/* In place: what is held made durable; the counts of what is on disk follow. */
+static int commit(struct run *r)
+{
+	if ((r->commit_rc = xattr_commit(r->x)))
+		return -1;
+	r->st->written = r->st->changed;
+	r->st->digests_on_disk = r->st->digests_written;
+	return 0;
+}
+
 void label_read_only(struct run *r, const char *path)
 {
 	if (!r->read_only)
@@ -574,7 +587,11 @@ static int visit_file(struct run *r, const struct label_file *f, const struct wa
 	const struct label_opts *o = r->o;
 
 	/* SIGINT or SIGTERM, an I/O error of the image, or an image refused: the walk stops here */
-	if (label_stop_signal || r->refused || r->read_only || (r->img && imgfmt_io_error()))
+	if (label_stop_signal || r->refused || r->read_only || (r->img && imgfmt_io_error()) ||
+	    r->commit_rc)
+		return -1;
+	/* between two files: what is held in place made durable, once enough is */
+	if (r->x && xattr_commit_due(r->x) && commit(r))
 		return -1;
 
 	r->entry_wrong = false;
@@ -675,6 +692,8 @@ static errcode_t stopped(struct run *r, errcode_t rc)
 		return LABEL_INTERRUPTED;
 	if (r->img && imgfmt_io_error())
 		return LABEL_IO_FAILED;
+	if (r->commit_rc)
+		return r->commit_rc;
 	if (r->refused)
 		return LABEL_REFUSED;
 	if (r->read_only)
@@ -701,6 +720,8 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 		fprintf(stderr, "fclabel %s: out of memory\n", o->cmd);
 		return -1;
 	}
+	if (img && img->ov_mode)
+		xattr_set_inplace(r.x, img->ov_mode == IMGFMT_OV_ORDERED, img->commit_limit);
 	if (o->json)
 		fputs("  \"events\": [", o->json);
 	if (o->strict && o->mode == LM_LABEL) {
@@ -743,7 +764,8 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 		st->dirs_skipped = 0;
 	}
 	unsigned long fixed = 0;
-	if (!rc && o->mode == LM_LABEL && img) {
+	/* (the counts are made right from inodes on disk: ordered writes put them there first) */
+	if (!rc && o->mode == LM_LABEL && img && !commit(&r)) {
 		rc = xattr_reconcile(r.x, &fixed);
 		if (fixed)
 			fprintf(stderr, "fclabel %s: %s: corrected the reference counts of %lu shared "
@@ -754,10 +776,21 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 	char qwhy[512];
 	if (r.x && (wrc = xattr_write_back(r.x)) && !rc)
 		rc = wrc;
-	if (r.x && (wrc = xattr_commit_quota(r.x, qwhy, sizeof(qwhy)))) {
-		fprintf(stderr, "fclabel %s: %s: %s\n", o->cmd, name, qwhy);
+	/* a walk stopped between two files (a signal, a refusal) leaves what it did whole: in
+	 * place that is committed too; after an I/O error, only what the last commit made */
+	bool whole = !rc || rc == LABEL_INTERRUPTED || rc == LABEL_REFUSED;
+	if (r.x && whole && (wrc = xattr_finish(r.x, qwhy, sizeof(qwhy)))) {
+		if (*qwhy)
+			fprintf(stderr, "fclabel %s: %s: %s\n", o->cmd, name, qwhy);
 		if (!rc)
 			rc = wrc;
+	} else if (r.x && whole) {
+		st->written = st->changed;
+		st->digests_on_disk = st->digests_written;
+	}
+	if (!r.x) {
+		st->written = st->changed; /* a live tree: each label is on disk once set */
+		st->digests_on_disk = st->digests_written;
 	}
 	if (st->nospace)
 		fprintf(stderr, "fclabel %s: %s: %lu file(s) could not be labeled: the %s has no "

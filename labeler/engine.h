@@ -35,6 +35,7 @@ struct run {
 	bool entry_wrong;        /* something at the entry being visited is not right */
 	bool entry_verified;     /* relabel --digests: the entry's subtree was left right (prunable) */
 	bool refused;            /* no block may be taken from the image: the walk stops */
+	errcode_t commit_rc;     /* in place: a commit failed: the walk stops */
 	bool read_only;          /* a live tree's file system is read-only: the walk stops */
 	char read_only_at[512];  /* where that was found */
 	char want[4096];         /* an app data label being made */

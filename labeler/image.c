@@ -191,6 +191,11 @@ static int choose_manager(struct image *img, const char *name, bool rw, const st
 	/* every I/O is seen: the first error stops the run (tracked.c) */
 	imgfmt_set_tracked_inner(*io);
 	*io = imgfmt_tracked_manager;
+	/* written in place: held, and made durable as a crash needs it (overlay.c, inplace.c) */
+	if (rw && img->fmt != IMGFMT_SPARSE && !img->replaced) {
+		imgfmt_set_overlay_inner(*io);
+		*io = imgfmt_overlay_manager;
+	}
 	return 0;
 }
 
@@ -319,6 +324,13 @@ static int check_state(struct image *img, const char *name, unsigned flags, cons
 	}
 	if (!problem)
 		return 0;
+	/* written in crash order, not through a journal: what an interrupted write leaves there is
+	 * a leak, which is looked for and repaired before the first label (repair.c) */
+	if (img->rw && img->ov_mode == IMGFMT_OV_ORDERED && !(flags & IMG_FORCE) &&
+	    !(sb->s_state & EXT2_ERROR_FS) && !ext2fs_has_feature_journal_needs_recovery(sb)) {
+		img->repair = true;
+		return 0;
+	}
 	if (!img->rw) {
 		fprintf(stderr, "fclabel %s: warning: %s: %s\n", cmd, name, problem);
 	} else if (!(flags & IMG_FORCE)) {
@@ -380,18 +392,19 @@ static int read_bitmaps(struct image *img, const char *name, const char *cmd)
 		(void)ext2fs_read_inode_bitmap(fs);
 		return 0;
 	}
-	/* With 128-byte inodes every label lives in a block, and xattr.c orders the writes of each
-	 * allocation for a crash: the block cache (which writes back in its own order) is off. */
-	if (!img->replaced && EXT2_INODE_SIZE(fs->super) <= EXT2_GOOD_OLD_INODE_SIZE)
-		io_channel_set_options(fs->io, "cache=off");
+	/* (a bitmap an interrupted write left with a stale checksum is read, and recounted) */
+	if (img->repair)
+		fs->flags |= EXT2_FLAG_IGNORE_CSUM_ERRORS;
 	errcode_t rc = ext2fs_read_bitmaps(fs);
+	if (img->repair)
+		fs->flags &= ~EXT2_FLAG_IGNORE_CSUM_ERRORS;
 	if (rc) {
 		fprintf(stderr, "fclabel %s: %s: cannot read the allocation bitmaps: %s\n", cmd, name,
 			error_message(rc));
 		return -1;
 	}
 	unsigned long long counted = 0;
-	long g = bitmap_disagrees(fs, &counted);
+	long g = img->repair ? -1 : bitmap_disagrees(fs, &counted);
 	if (g >= 0) {
 		fprintf(stderr, "fclabel %s: %s: the block bitmap of group %ld has %llu free blocks but "
 			"its descriptor says %u (a damaged bitmap could hand out blocks in use); "
@@ -536,19 +549,52 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 	}
 	img->rw = rw;
 	img->no_sync = p && p->no_sync;
-	if (check_state(img, name, flags, cmd) || check_damage(img, name, cmd) ||
-	    read_bitmaps(img, name, cmd)) {
+	bool reopen = false;
+	if (rw && img_recover(img, cmd, &reopen)) {
+		ext2fs_free(img->fs);
+		img->fs = NULL;
+		unlock_image(img);
+		return -1;
+	}
+	if (reopen) {
+		/* what was read of it came before the replay */
+		ext2fs_free(img->fs);
+		img->fs = NULL;
+		if (choose_manager(img, name, rw, p, cmd, &io) || open_fs(img, name, rw, io, cmd)) {
+			unlock_image(img);
+			return -1;
+		}
+	}
+	if ((rw && img_begin_writes(img, !img->no_sync, cmd, false)) ||
+	    check_state(img, name, flags, cmd) || check_damage(img, name, cmd) ||
+	    read_bitmaps(img, name, cmd) || (img->repair && img_repair(img, cmd))) {
 		ext2fs_close_free(&img->fs);
+		img_release(img);
 		unlock_image(img);
 		return -1;
 	}
 	return 0;
 }
 
+void img_release(struct image *img)
+{
+	imgfmt_journal_free(img->journal);
+	img->journal = NULL;
+	free(img->itab);
+	img->itab = NULL;
+	img->nitab = 0;
+	if (img->records)
+		ext2fs_free_block_bitmap(img->records);
+	img->records = NULL;
+}
+
 void img_abandon(struct image *img)
 {
 	if (img->fs && (img->fmt == IMGFMT_SPARSE || img->replaced))
 		imgfmt_discard(img->fs->io); /* (through undo_io's channel too) */
+	/* in place, what the last commit made durable stands; what was held since is dropped */
+	if (img->fs && imgfmt_overlay_active(img->fs->io))
+		imgfmt_overlay_discard(img->fs->io);
 }
 
 bool image_is_labeled(struct image *img)
@@ -583,13 +629,24 @@ int img_close(struct image *img, const char *cmd)
 	 * channel's close: ext2fs_close2 throws that close's error away, so the channel is kept
 	 * open through it (one more reference) and closed here, where its error is seen. */
 	io_channel io = img->fs->io;
+	bool overlay = imgfmt_overlay_active(io);
 	rc = 0;
 	/* (a run that wrote nothing in place has nothing to wait for: no sync, which costs a
-	 * device cache flush) */
-	if (img->rw && !img->no_sync &&
-	    (imgfmt_written() || imgfmt_inner_channel(io)->manager != unix_io_manager))
+	 * device cache flush; in place, the overlay's commits sync what they write) */
+	if (img->rw && !img->no_sync && !overlay &&
+	    (imgfmt_written() ||
+	     imgfmt_inner_channel(imgfmt_overlay_lower(io))->manager != unix_io_manager))
 		rc = io_channel_flush(io);
 	if (!rc) {
+		/* what the close writes is allocation records only (the labels were committed):
+		 * their order among themselves is free, and the classifier goes with the file
+		 * system */
+		imgfmt_overlay_set_order(io, NULL, NULL);
+		free(img->itab);
+		img->itab = NULL;
+		if (img->records)
+			ext2fs_free_block_bitmap(img->records);
+		img->records = NULL;
 		io->refcount++;
 		rc = ext2fs_close2(img->fs, img->no_sync ? EXT2_FLAG_FLUSH_NO_SYNC : 0);
 		if (rc)
@@ -601,9 +658,15 @@ int img_close(struct image *img, const char *cmd)
 		img_abandon(img);
 		ext2fs_free(img->fs); /* (closes the channel: nothing is written) */
 	} else {
-		rc = io_channel_close(io);
+		/* the last commit, then the superblock's marker taken off */
+		if (overlay)
+			rc = imgfmt_overlay_end(io, &img->ovst);
+		errcode_t rc2 = io_channel_close(io);
+		if (!rc)
+			rc = rc2;
 	}
 	img->fs = NULL;
+	img_release(img);
 	unlock_image(img); /* the result is on disk, renamed into place */
 	if (!rc)
 		return 0;

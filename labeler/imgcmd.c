@@ -807,7 +807,7 @@ static void print_outcome(const struct imgcmd *c, const struct label_stats *st, 
 			c->tree ? "the tree" : c->ip.output ? "the output" : "the image");
 	else if (out == OUT_PARTIAL)
 		fprintf(sum, "the %lu label(s) written before it stay (each whole); run again to "
-			"finish\n", st->changed);
+			"finish\n", st->written);
 	else
 		fprintf(sum, "the %s is incomplete; run again\n", c->check ? "check" : "dry run");
 }
@@ -868,7 +868,7 @@ static enum outcome outcome_of(const struct imgcmd *c, const struct label_stats 
 		return OUT_WRITTEN;
 	if (!c->tree && img_whole_or_nothing(&c->img))
 		return OUT_NOTHING;
-	return st->changed || st->digests_written ? OUT_PARTIAL : OUT_NOTHING;
+	return st->written || st->digests_on_disk ? OUT_PARTIAL : OUT_NOTHING;
 }
 
 /* Labels (checks) the opened target; the exit status. */
@@ -916,11 +916,11 @@ static int json_close(struct imgcmd *c, int status, enum outcome out)
 		"\"seapp_failed\": %lu,\n    \"digests\": {\"right\": %lu, \"missing_or_stale\": %lu, "
 		"\"written\": %lu, \"withheld\": %lu},\n    \"files_total\": %lu, \"seconds\": %.3f, "
 		"\"claims_seconds\": %.3f,\n", 
-		st->scanned, st->changed, written && c->o.mode == LM_LABEL ? st->changed : 0,
+		st->scanned, st->changed, written && c->o.mode == LM_LABEL ? st->written : 0,
 		st->unchanged, st->links, st->nolabel, st->conflicts, st->errors, st->warnings,
 		st->nospace, st->ea_allocated, st->ea_shared, st->dirs, st->dirs_skipped,
 		st->encrypted, st->unknown_pkgs, st->seapp_failed, st->digests_unchanged,
-		st->digests_written, written && c->o.mode == LM_LABEL ? st->digests_written : 0,
+		st->digests_written, written && c->o.mode == LM_LABEL ? st->digests_on_disk : 0,
 		st->digests_withheld, st->total, st->seconds, st->claims_seconds);
 	if (c->o.device)
 		fprintf(j, "    \"as_device\": {\"dirs_skipped_by_digest\": %lu, \"packages_right\": %lu, "
@@ -985,5 +985,9 @@ int image_command(int argc, char **argv, int mode)
 							: EXIT_USAGE, OUT_NOTHING));
 	enum outcome out;
 	status = run(&c, &out);
+	/* (a signal that came after the walk, while the result was written, still ends the run
+	 * by that signal, once everything is written and said) */
+	if (label_stop_signal)
+		status = 128 + label_stop_signal;
 	return stop_by_signal(finish(&c, status, out));
 }

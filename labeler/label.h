@@ -21,6 +21,15 @@ struct image {
 	bool mounted;               /* (read-only) the image is mounted: what is read may be stale */
 	enum img_format fmt;
 	int lockfd;                 /* holds the BSD lock on the image, -1 when none */
+	/* written in place (inplace.c): through its journal, or in crash order */
+	int ov_mode;                /* IMGFMT_OV_JOURNAL, IMGFMT_OV_ORDERED; 0: not in place */
+	struct imgfmt_journal *journal;
+	size_t commit_limit;        /* blocks held before a commit is due */
+	uint64_t *itab;             /* the inode tables' first blocks, sorted */
+	size_t nitab;
+	ext2fs_block_bitmap records; /* the bitmaps', descriptors' and superblocks' blocks */
+	struct imgfmt_overlay_stats ovst; /* what the writes in place took */
+	bool repair;                /* not cleanly closed, written in crash order: repair.c first */
 };
 enum { IMG_RW = 1, IMG_FORCE = 2 };
 /* How a raw image file is written: in place, or as a labeled copy renamed over it (AUTO: the
@@ -40,8 +49,27 @@ enum { LOCK_WAIT, LOCK_NONE, LOCK_NONBLOCK };
  * needs recovery. */
 int img_open(struct image *img, const char *name, unsigned flags, const struct img_params *p,
 	     const char *cmd);
-/* After a failed run: a sparse image's original is kept as it was. */
+/* After a failed run: a sparse image's original is kept as it was; in place, what was held
+ * since the last commit is dropped. */
 void img_abandon(struct image *img);
+/* (image.c) What img_open took besides the file system (the journal, the inode tables). */
+void img_release(struct image *img);
+/* ---- inplace.c ---- */
+/* The image's jbd2 journal, opened below the overlay (*j NULL: it has none). 0, or why not
+ * (EXT2_ET_UNSUPP_FEATURE: a journal fclabel does not write, or on another device). */
+errcode_t img_journal_load(ext2_filsys fs, struct imgfmt_journal **j, char *why, size_t n);
+/* Before writing: a journal that needs recovery is replayed, as a mount would (*reopen: the
+ * file system must be opened again); one that cannot be, or that holds transactions its
+ * superblock does not ask to replay, refuses the image. -1 after saying why. */
+int img_recover(struct image *img, const char *cmd, bool *reopen);
+/* In place: the overlay set to write through the journal, or in crash order. -1 after saying
+ * why. */
+int img_begin_writes(struct image *img, bool sync, const char *cmd, bool verbose);
+/* ---- repair.c ---- */
+/* An image written in crash order that was not cleanly closed: what an interrupted write
+ * leaves (leaked attribute blocks, free counts, reference counts, quota usage) made right, or
+ * the image refused when more is wrong. -1 after saying why. */
+int img_repair(struct image *img, const char *cmd);
 /* Whether the root directory carries a label: an image that was never labeled has none. */
 bool image_is_labeled(struct image *img);
 /* A regular file of the image (path inside it, from its root), at most max bytes, into a
@@ -84,10 +112,17 @@ errcode_t xattr_set_digest(struct xattr_ctx *x, ext2_ino_t ino, const unsigned c
 #define XATTR_E_CLAIMS ((errcode_t)-10)
 #define XATTR_E_INLINE_SYMLINK ((errcode_t)-11)
 #define XATTR_E_EA_INODE ((errcode_t)-12)
+#define XATTR_E_TOO_BIG ((errcode_t)-13)
 const char *xattr_strerror(const struct xattr_ctx *x, errcode_t rc);
-/* The quota usage changes of the labels written (quota.c), made in the quota files: 0, or an
- * errcode_t with why. */
-errcode_t xattr_commit_quota(struct xattr_ctx *x, char *why, size_t n);
+/* In place (the image's overlay holds the writes): ordered (no journal) holds back what must
+ * reach the disk after the inodes; a commit is due once limit blocks are held. */
+void xattr_set_inplace(struct xattr_ctx *x, bool ordered, size_t limit);
+bool xattr_commit_due(const struct xattr_ctx *x);
+/* Between two files: what is held made durable together (quota usage included). */
+errcode_t xattr_commit(struct xattr_ctx *x);
+/* At the end: the quota usage changes of the labels written (quota.c) made in the quota files,
+ * and in place the last commit: 0, or an errcode_t with why (why empty: not the quota's). */
+errcode_t xattr_finish(struct xattr_ctx *x, char *why, size_t n);
 /* How many EA blocks this run allocated and how many references it added to shared ones, and
  * how long the look at the image's block claims took (claims.c). */
 void xattr_stats(const struct xattr_ctx *x, unsigned long *allocated, unsigned long *shared,
@@ -112,6 +147,8 @@ errcode_t itable_each(ext2_filsys fs, itable_fn fn, void *arg);
 struct claims_result {
 	char cross[256];
 	char free[256];
+	bool keep;                   /* in: keep every claim in claimed (freed by the caller) */
+	ext2fs_block_bitmap claimed;
 };
 errcode_t claims_scan(ext2_filsys fs, struct claims_result *res);
 
@@ -122,8 +159,15 @@ struct quota *quota_new(ext2_filsys fs);
 void quota_free(struct quota *q);
 /* bytes more (or less) space used by the inode's owner, group and project: added up, 0 or ENOMEM. */
 int quota_charge(struct quota *q, const struct ext2_inode_large *inode, int64_t bytes);
-/* The changes made in the quota files (existing entries only): 0, or an errcode_t with why. */
-errcode_t quota_commit(struct quota *q, char *why, size_t n);
+/* The changes made in the quota files (existing entries only): all of them, only what was
+ * charged, or only what was given back. 0, or an errcode_t with why. */
+enum { QC_ALL, QC_UP, QC_DOWN };
+errcode_t quota_commit(struct quota *q, int which, char *why, size_t n);
+/* Repair: usage (a struct quota whose charges are what each owner's inodes use, added up with
+ * quota_charge) made the usage of every entry of q's files; *fixed entries changed. 0, or an
+ * errcode_t with why (an owner with no entry is one). */
+errcode_t quota_repair(struct quota *q, struct quota *usage, unsigned long *fixed, char *why,
+		       size_t n);
 
 /* ---- walk.c ---- */
 struct walk_entry {
@@ -226,6 +270,9 @@ struct label_stats {
 					       * entered), and wrong (relabeled whole) */
 	unsigned long kept;                /* labels left as they are: no device walk sets them */
 	unsigned long total;               /* about how many files there are (progress) */
+	unsigned long written;             /* labels on disk (in place: as of the last commit; a
+					    * copy: all or none, as the image is replaced or not) */
+	unsigned long digests_on_disk;     /* likewise, digests */
 	double claims_seconds;             /* the look at the image's block claims (claims.c) */
 	bool interrupted;                  /* stopped by SIGINT or SIGTERM */
 	double seconds;

@@ -25,8 +25,10 @@ static const char *const type_names[QTYPES] = { "user", "group", "project" };
 static const uint32_t magics[QTYPES] = { 0xd9c01f11, 0xd9c01927, 0xd9c03f14 };
 
 struct qdelta {
-	uint64_t key; /* type << 32 | id, plus 1 (0: empty slot) */
-	int64_t bytes;
+	uint64_t key;    /* type << 32 | id, plus 1 (0: empty slot) */
+	int64_t up, down; /* charged (>= 0) and given back (<= 0): written apart, when the writes
+			   * are ordered (charges before the inodes that take the blocks, credits
+			   * after those that give them back) */
 };
 
 struct quota {
@@ -86,7 +88,10 @@ static int add(struct quota *q, int type, uint32_t id, int64_t bytes)
 		q->d[b].key = key;
 		q->n++;
 	}
-	q->d[b].bytes += bytes;
+	if (bytes > 0)
+		q->d[b].up += bytes;
+	else
+		q->d[b].down += bytes;
 	return 0;
 }
 
@@ -147,8 +152,22 @@ static errcode_t find_entry(ext2_file_t f, uint32_t id, char *buf, uint64_t *at)
 	return 0;
 }
 
+/* What of d the commit writes: both, the charges, or the credits. */
+static int64_t part(const struct qdelta *d, int which)
+{
+	return which == QC_UP ? d->up : which == QC_DOWN ? d->down : d->up + d->down;
+}
+
+static void clear_part(struct qdelta *d, int which)
+{
+	if (which != QC_DOWN)
+		d->up = 0;
+	if (which != QC_UP)
+		d->down = 0;
+}
+
 /* One quota file's changes: 0, or an errcode_t with why (naming file and id). */
-static errcode_t commit_type(struct quota *q, int type, char *why, size_t n)
+static errcode_t commit_type(struct quota *q, int type, int which, char *why, size_t n)
 {
 	ext2_file_t f;
 	char buf[QT_BLK];
@@ -166,8 +185,13 @@ static errcode_t commit_type(struct quota *q, int type, char *why, size_t n)
 	}
 	for (size_t i = 0; !rc && i <= q->mask; i++) {
 		struct qdelta *d = &q->d[i];
-		if (!d->key || (int)((d->key - 1) >> 32) != type || !d->bytes)
+		if (!d->key || (int)((d->key - 1) >> 32) != type)
 			continue;
+		int64_t bytes = part(d, which);
+		if (!bytes) {
+			clear_part(d, which); /* (what cancels out is done) */
+			continue;
+		}
 		uint32_t id = (uint32_t)(d->key - 1);
 		uint64_t at, space;
 		if ((rc = find_entry(f, id, buf, &at)))
@@ -181,14 +205,14 @@ static errcode_t commit_type(struct quota *q, int type, char *why, size_t n)
 		size_t o = (size_t)(at % QT_BLK);
 		memcpy(&space, buf + o + DQ_CURSPACE, 8);
 		space = ext2fs_le64_to_cpu(space);
-		space = d->bytes < 0 && (uint64_t)-d->bytes > space ? 0 : space + (uint64_t)d->bytes;
+		space = bytes < 0 && (uint64_t)-bytes > space ? 0 : space + (uint64_t)bytes;
 		space = ext2fs_cpu_to_le64(space);
 		unsigned wrote = 0;
 		if (!(rc = ext2fs_file_llseek(f, at + DQ_CURSPACE, EXT2_SEEK_SET, NULL)) &&
 		    !(rc = ext2fs_file_write(f, &space, 8, &wrote)) && wrote != 8)
 			rc = EXT2_ET_SHORT_WRITE;
 		if (!rc)
-			d->bytes = 0;
+			clear_part(d, which);
 	}
 	if ((rc2 = ext2fs_file_close(f)) && !rc)
 		rc = rc2;
@@ -199,7 +223,7 @@ static errcode_t commit_type(struct quota *q, int type, char *why, size_t n)
 	return rc;
 }
 
-errcode_t quota_commit(struct quota *q, char *why, size_t n)
+errcode_t quota_commit(struct quota *q, int which, char *why, size_t n)
 {
 	errcode_t rc = 0;
 	*why = 0;
@@ -208,9 +232,140 @@ errcode_t quota_commit(struct quota *q, char *why, size_t n)
 	for (int t = 0; t < QTYPES && !rc; t++) {
 		bool any = false;
 		for (size_t i = 0; i <= q->mask && !any; i++)
-			any = q->d[i].key && (int)((q->d[i].key - 1) >> 32) == t && q->d[i].bytes;
+			any = q->d[i].key && (int)((q->d[i].key - 1) >> 32) == t &&
+			      part(&q->d[i], which);
 		if (any && q->file[t])
-			rc = commit_type(q, t, why, n);
+			rc = commit_type(q, t, which, why, n);
 	}
 	return rc;
+}
+
+/* ---- repair: the usage of every entry made what the inodes use ---- */
+
+static struct qdelta *slot_of(const struct quota *q, int type, uint32_t id)
+{
+	if (!q->d)
+		return NULL;
+	uint64_t key = ((uint64_t)type << 32 | id) + 1;
+	size_t b = (size_t)(key * 0x9e3779b97f4a7c15ull >> 40) & q->mask;
+	while (q->d[b].key && q->d[b].key != key)
+		b = (b + 1) & q->mask;
+	return q->d[b].key ? &q->d[b] : NULL;
+}
+
+struct qwalk {
+	ext2_file_t f;
+	int type;
+	struct quota *usage;
+	unsigned char *seen;  /* a bit per block of the file: each leaf is read once */
+	uint64_t nblocks;
+	unsigned long fixed;
+	errcode_t rc;
+};
+
+static errcode_t qwrite(ext2_file_t f, uint64_t off, const char *buf)
+{
+	unsigned wrote = 0;
+	errcode_t rc = ext2fs_file_llseek(f, off, EXT2_SEEK_SET, NULL);
+	if (!rc)
+		rc = ext2fs_file_write(f, buf, QT_BLK, &wrote);
+	return rc ? rc : wrote == QT_BLK ? 0 : EXT2_ET_SHORT_WRITE;
+}
+
+/* Tree block blk at depth (QT_DEPTH: a leaf of entries). */
+static void qwalk_block(struct qwalk *w, uint32_t blk, int depth)
+{
+	char buf[QT_BLK];
+	if (w->rc || !blk || blk >= w->nblocks)
+		return;
+	if (depth == QT_DEPTH) {
+		if (w->seen[blk / 8] & (1u << (blk % 8)))
+			return;
+		w->seen[blk / 8] |= (unsigned char)(1u << (blk % 8));
+	}
+	if ((w->rc = qread(w->f, (uint64_t)blk * QT_BLK, buf)))
+		return;
+	if (depth < QT_DEPTH) {
+		for (int i = 0; i < QT_BLK / 4 && !w->rc; i++) {
+			uint32_t ref;
+			memcpy(&ref, buf + 4 * i, 4);
+			qwalk_block(w, ext2fs_le32_to_cpu(ref), depth + 1);
+		}
+		return;
+	}
+	static const char zero[DQ_ENTRY];
+	bool dirty = false;
+	for (size_t o = DQ_HDR; o + DQ_ENTRY <= QT_BLK; o += DQ_ENTRY) {
+		uint32_t id;
+		uint64_t space;
+		if (!memcmp(buf + o, zero, DQ_ENTRY))
+			continue;
+		memcpy(&id, buf + o, 4);
+		memcpy(&space, buf + o + DQ_CURSPACE, 8);
+		struct qdelta *u = slot_of(w->usage, w->type, ext2fs_le32_to_cpu(id));
+		uint64_t want = u ? (uint64_t)u->up : 0;
+		if (u)
+			u->down = 1; /* (an entry has it) */
+		if (ext2fs_le64_to_cpu(space) == want)
+			continue;
+		space = ext2fs_cpu_to_le64(want);
+		memcpy(buf + o + DQ_CURSPACE, &space, 8);
+		dirty = true;
+		w->fixed++;
+	}
+	if (dirty)
+		w->rc = qwrite(w->f, (uint64_t)blk * QT_BLK, buf);
+}
+
+errcode_t quota_repair(struct quota *q, struct quota *usage, unsigned long *fixed, char *why,
+		       size_t n)
+{
+	*fixed = 0;
+	*why = 0;
+	for (int t = 0; t < QTYPES; t++) {
+		if (!q->file[t])
+			continue;
+		struct qwalk w = { .type = t, .usage = usage };
+		char buf[QT_BLK];
+		errcode_t rc = ext2fs_file_open(q->fs, q->file[t], EXT2_FILE_WRITE, &w.f), rc2;
+		if (rc) {
+			snprintf(why, n, "cannot open the %s quota file (inode %u): %s", type_names[t],
+				 q->file[t], error_message(rc));
+			return rc;
+		}
+		uint32_t hdr[2];
+		w.nblocks = ext2fs_file_get_size(w.f) / QT_BLK;
+		if (!(rc = qread(w.f, 0, buf))) {
+			memcpy(hdr, buf, sizeof(hdr));
+			if (ext2fs_le32_to_cpu(hdr[0]) != magics[t] || ext2fs_le32_to_cpu(hdr[1]) != 1)
+				rc = EXT2_ET_BAD_MAGIC;
+		}
+		if (!rc && !(w.seen = calloc(w.nblocks / 8 + 1, 1)))
+			rc = ENOMEM;
+		if (!rc) {
+			qwalk_block(&w, 1, 0);
+			rc = w.rc;
+		}
+		free(w.seen);
+		*fixed += w.fixed;
+		if ((rc2 = ext2fs_file_close(w.f)) && !rc)
+			rc = rc2;
+		if (rc) {
+			snprintf(why, n, "repairing the %s quota file (inode %u) failed: %s",
+				 type_names[t], q->file[t], rc == EXT2_ET_BAD_MAGIC ? "not a v2 quota file"
+										 : error_message(rc));
+			return rc;
+		}
+		/* an owner using space with no entry: e2fsck would add one, which is not done here */
+		for (size_t i = 0; usage->d && i <= usage->mask; i++) {
+			struct qdelta *d = &usage->d[i];
+			if (d->key && (int)((d->key - 1) >> 32) == t && d->up && !d->down) {
+				snprintf(why, n, "the %s quota file (inode %u) has no entry for id %u, "
+					 "which uses %lld bytes", type_names[t], q->file[t],
+					 (unsigned)(d->key - 1), (long long)d->up);
+				return EXT2_ET_FILESYSTEM_CORRUPTED;
+			}
+		}
+	}
+	return 0;
 }

@@ -89,6 +89,22 @@ struct xattr_ctx {
 	const char *refusal; /* why the image is refused (XATTR_E_CLAIMS) */
 	bool no_alloc;      /* while set, no block may be taken (an inline-data symlink) */
 	struct quota *quota; /* quota usage to keep right (NULL: no quota feature) */
+	/* in place (the overlay holds the writes: imgfmt/overlay.c) */
+	bool inplace;
+	bool ordered;       /* no journal: what must come after the inodes waits (releases) */
+	size_t commit_limit; /* blocks held before a commit is due */
+	struct release *rel; /* ordered: references dropped and blocks freed, after the inodes */
+	size_t nrel, caprel;
+	bool applying;      /* the releases are being made: not held back again */
+	void (*old_stats)(ext2_filsys, blk64_t, int);
+	errcode_t quota_rc; /* the quota files could not be updated: why, once */
+	char quota_why[512];
+};
+
+/* Something that must reach the disk after the inodes that no longer use it (ordered). */
+struct release {
+	blk64_t blk;
+	bool put; /* a reference dropped (put_block); else the block freed (the library's) */
 };
 
 /* At most this much of the label blocks waits in memory: past it, all are written and the
@@ -155,6 +171,9 @@ const char *xattr_strerror(const struct xattr_ctx *x, errcode_t rc)
 	case XATTR_E_EA_INODE:
 		return "it has attribute values stored in EA inodes (ea_inode), which a rewrite of "
 		       "its attributes would change";
+	case XATTR_E_TOO_BIG:
+		return "its attributes would not fit in the inode and one attribute block, and "
+		       "fclabel does not write EA inodes (ea_inode)";
 	}
 	return error_message(rc);
 }
@@ -232,6 +251,9 @@ void xattr_free(struct xattr_ctx *x)
 		x->fs->priv_data = NULL;
 		x->fs->get_alloc_block = NULL;
 	}
+	if (x->ordered)
+		ext2fs_set_block_alloc_stats_callback(x->fs, x->old_stats, NULL);
+	free(x->rel);
 	quota_free(x->quota);
 	free(x->ibuf);
 	if (x->cache) {
@@ -789,8 +811,32 @@ static errcode_t get_shared_block(struct xattr_ctx *x, ext2_ino_t ino,
 	return shared_remember(x, v, len, blk);
 }
 
-/* Drops this inode's reference on a label-only block. */
+static errcode_t hold_release(struct xattr_ctx *x, blk64_t blk, bool put)
+{
+	if (x->nrel == x->caprel) {
+		size_t c = x->caprel ? x->caprel * 2 : 64;
+		struct release *n = realloc(x->rel, c * sizeof(*n));
+		if (!n)
+			return ENOMEM;
+		x->rel = n;
+		x->caprel = c;
+	}
+	x->rel[x->nrel++] = (struct release){ blk, put };
+	return 0;
+}
+
+static errcode_t drop_ref(struct xattr_ctx *x, ext2_ino_t ino, blk64_t blk);
+
+/* Drops this inode's reference on an attribute block (its inode no longer points to it): at
+ * once, or (ordered) once the inodes are on disk. */
 static errcode_t put_block(struct xattr_ctx *x, ext2_ino_t ino, blk64_t blk)
+{
+	if (x->ordered && !x->applying)
+		return hold_release(x, blk, true);
+	return drop_ref(x, ino, blk);
+}
+
+static errcode_t drop_ref(struct xattr_ctx *x, ext2_ino_t ino, blk64_t blk)
 {
 	errcode_t rc = read_block(x, ino, blk);
 	if (rc)
@@ -872,9 +918,45 @@ static int set_in_inode(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode_l
 	return 0;
 }
 
-/* Any attribute, through libext2fs (checksums, in-inode placement, copy-on-write of shared
- * blocks); a block it allocates or frees is made durable as soon as it can be, and charged to
- * the owner's quota. */
+/*
+ * The inode's attribute block (x->block holds it) copied to a new block that only it uses, the
+ * inode pointed there, and its reference on the old one dropped: the new block is taken before
+ * anything changes, so that an image with no free block leaves the file as it was (libext2fs's
+ * own copy-on-write drops the shared block's count first, and keeps it dropped when no block is
+ * free), and a kill in the middle can only leak the copy. *blk becomes the copy.
+ */
+static errcode_t copy_block(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode_large *in,
+			    blk64_t *blk)
+{
+	ext2_filsys fs = x->fs;
+	blk64_t old = *blk, nb;
+	errcode_t rc = may_allocate(x);
+	if (rc)
+		return rc;
+	memcpy(x->wbuf, x->block, fs->blocksize);
+	((struct ext2_ext_attr_header *)x->wbuf)->h_refcount = 1;
+	blk64_t goal = ext2fs_find_inode_goal(fs, ino, (struct ext2_inode *)in, 0);
+	if ((rc = ext2fs_new_block2(fs, goal, NULL, &nb)))
+		return rc;
+	if ((rc = write_block(x, ino, nb, x->wbuf)))
+		return rc;
+	ext2fs_block_alloc_stats2(fs, nb, +1);
+	if ((rc = persist_alloc(x, nb)))
+		return rc;
+	x->allocated++;
+	x->block_nr = 0;
+	ext2fs_file_acl_block_set(fs, (struct ext2_inode *)in, nb);
+	if ((rc = ext2fs_write_inode_full(fs, ino, (struct ext2_inode *)in, (int)x->isize)))
+		return rc;
+	*blk = nb;
+	return put_block(x, ino, old);
+}
+
+/* Any attribute, through libext2fs (checksums, in-inode placement); a block it allocates or
+ * frees is made durable as soon as it can be, and charged to the owner's quota. A shared block
+ * (and, when the writes are ordered, any block) is copied first (copy_block), so that the
+ * library only ever rewrites a block no inode on disk points to yet, or one only this inode
+ * uses. */
 static errcode_t set_by_library(struct xattr_ctx *x, ext2_ino_t ino, const char *name,
 				const void *value, size_t len)
 {
@@ -889,12 +971,10 @@ static errcode_t set_by_library(struct xattr_ctx *x, ext2_ino_t ino, const char 
 	blk64_t iblocks = ext2fs_get_stat_i_blocks(x->fs, (struct ext2_inode *)in);
 	x->no_alloc = LINUX_S_ISLNK(in->i_mode) && (in->i_flags & EXT4_INLINE_DATA_FL);
 	if (before) {
-		/* A shared block is copied before the change (a block taken): the library drops the
-		 * old block's reference before it allocates, so a refusal must come first. */
 		if ((rc = read_block(x, ino, before)))
 			goto out;
-		if (((struct ext2_ext_attr_header *)x->block)->h_refcount > 1 &&
-		    (rc = may_allocate(x)))
+		if ((((struct ext2_ext_attr_header *)x->block)->h_refcount > 1 || x->ordered) &&
+		    (rc = copy_block(x, ino, in, &before)))
 			goto out;
 		x->block_nr = 0;
 		if ((rc = cache_release(x, before)))
@@ -903,8 +983,17 @@ static errcode_t set_by_library(struct xattr_ctx *x, ext2_ino_t ino, const char 
 	if ((rc = ext2fs_xattrs_open(x->fs, ino, &h)))
 		goto out;
 	rc = ext2fs_xattrs_read(h);
+	/* Values that fit in neither the inode nor one block would go to an EA inode, whose
+	 * blocks and quota fclabel does not count: the library is not let make one. */
+	bool ea_inode = ext2fs_has_feature_ea_inode(x->fs->super);
+	if (ea_inode)
+		ext2fs_clear_feature_ea_inode(x->fs->super);
 	if (!rc)
 		rc = ext2fs_xattr_set(h, name, value, len);
+	if (ea_inode)
+		ext2fs_set_feature_ea_inode(x->fs->super);
+	if (rc == EXT2_ET_EA_NO_SPACE && ea_inode)
+		rc = XATTR_E_TOO_BIG;
 	errcode_t rc2 = ext2fs_xattrs_close(&h);
 	if (rc || rc2) {
 		rc = rc ? rc : rc2;
@@ -1011,10 +1100,86 @@ errcode_t xattr_set_digest(struct xattr_ctx *x, ext2_ino_t ino, const unsigned c
 	return rc ? rc : set_by_library(x, ino, DIGEST_NAME, digest, len);
 }
 
-errcode_t xattr_commit_quota(struct xattr_ctx *x, char *why, size_t n)
+/* ---- in place: commits ---- */
+
+/* ordered: libext2fs freed a block (its ext2fs_free_ext_attr, when a file's attributes come to
+ * fit in its inode): it stays in use until the inode no longer pointing to it is on disk. */
+static void stats_hook(ext2_filsys fs, blk64_t blk, int inuse)
 {
+	struct xattr_ctx *x = fs->priv_data;
+	if (!x || x->applying || inuse >= 0)
+		return;
+	x->applying = true;
+	ext2fs_block_alloc_stats2(fs, blk, +1);
+	x->applying = false;
+	if (hold_release(x, blk, false))
+		x->quota_rc = x->quota_rc ? x->quota_rc : ENOMEM; /* (the commit fails on it) */
+}
+
+void xattr_set_inplace(struct xattr_ctx *x, bool ordered, size_t limit)
+{
+	x->inplace = true;
+	x->ordered = ordered;
+	x->commit_limit = limit;
+	if (ordered)
+		ext2fs_set_block_alloc_stats_callback(x->fs, stats_hook, &x->old_stats);
+}
+
+bool xattr_commit_due(const struct xattr_ctx *x)
+{
+	return x->inplace && imgfmt_overlay_held(x->fs->io) >= x->commit_limit;
+}
+
+/* The quota files' share of a commit (a failure is said once, at the end). */
+static void quota_step(struct xattr_ctx *x, int which)
+{
+	if (x->quota_rc)
+		return;
+	x->quota_rc = quota_commit(x->quota, which, x->quota_why, sizeof(x->quota_why));
+}
+
+errcode_t xattr_commit(struct xattr_ctx *x)
+{
+	errcode_t rc = 0;
+	if (!x->inplace)
+		return 0;
+	if (!x->ordered) {
+		quota_step(x, QC_ALL);
+		return imgfmt_overlay_commit(x->fs->io);
+	}
+	/* charges, new blocks and references, then the inodes; then what they gave back */
+	quota_step(x, QC_UP);
+	if ((rc = imgfmt_overlay_commit(x->fs->io)))
+		return rc;
+	x->applying = true;
+	for (size_t i = 0; i < x->nrel && !rc; i++) {
+		blk64_t b = x->rel[i].blk;
+		if (x->rel[i].put) {
+			rc = drop_ref(x, 0, b);
+		} else {
+			ext2fs_block_alloc_stats2(x->fs, b, -1);
+			rc = persist_alloc(x, b);
+		}
+	}
+	x->applying = false;
+	x->nrel = 0;
+	if (rc)
+		return rc;
+	quota_step(x, QC_DOWN);
+	return imgfmt_overlay_commit(x->fs->io);
+}
+
+errcode_t xattr_finish(struct xattr_ctx *x, char *why, size_t n)
+{
+	errcode_t rc;
 	*why = 0;
-	return quota_commit(x->quota, why, n);
+	if (!x->inplace)
+		return quota_commit(x->quota, QC_ALL, why, n);
+	if ((rc = xattr_commit(x)))
+		return rc;
+	if (x->quota_rc && x->quota_rc != ENOMEM)
+		snprintf(why, n, "%s", x->quota_why);
+	return x->quota_rc;
 }
 
 static int cmp_blk(const void *a, const void *b)

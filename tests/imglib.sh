@@ -14,6 +14,8 @@
 #   host_tree DIR N         a tree of about N entries shaped like this machine's /usr /etc ...
 #   xattr_dump DIR OUT      the security.* attributes of a live tree, sorted, to compare
 #   sparse_same A B         whether two (sparse) files are equal byte for byte, quickly
+#   same_fs A B             whether two images are equal byte for byte but for their journals'
+#                           blocks (a label in place passes through the journal, a copy's not)
 # $IMGTOOL (written to $OUT/imgtool.py) reads images without fclabel: the tree from debugfs
 # (ls -p), inodes and extended attributes parsed from the raw image and cross-checked against
 # debugfs on a sample; `verify --before B --after A --fc FC ...` checks that A is B labeled.
@@ -129,6 +131,10 @@ xattr_dump() {
 
 # sparse_same A B: whether two files are equal byte for byte, reading only where either has
 # data (SEEK_DATA): quick on a large sparse image
+same_fs() {
+	cmp -s "$1" "$2" || "$PY" "$IMGTOOL" samefs "$1" "$2" >/dev/null
+}
+
 sparse_same() {
 	"$PY" - "$1" "$2" <<'EOF'
 import os, sys
@@ -370,10 +376,19 @@ class Image:
         magic, refcount, nblocks = struct.unpack_from("<III", b, 0)
         return magic, refcount, nblocks
 
+    def journal_blocks(self):
+        """The journal inode's blocks (in place, labels are written as its transactions)."""
+        jino = struct.unpack_from("<I", self.read(1024, 1024), 0xE0)[0]
+        if not (self.compat & 0x4) or not jino:
+            return set()
+        out = debugfs(self.path.encode() if isinstance(self.path, str) else self.path,
+                      [b"blocks <%d>" % jino])
+        return {int(w) for w in re.findall(rb"\b(\d+)\b", out.split(b"\n", 1)[-1])}
+
     def metadata_blocks(self):
         """Blocks a label write may legitimately change besides attribute blocks: superblocks,
-        group descriptors (and their reserve), bitmaps, inode tables."""
-        s = set()
+        group descriptors (and their reserve), bitmaps, inode tables, the journal."""
+        s = set(self.journal_blocks())
         sparse = self.ro_compat & 0x1
         sparse2 = self.compat & 0x200
 
@@ -1045,10 +1060,33 @@ def main():
     w = sub.add_parser("walk")
     w.add_argument("img")
     w.add_argument("--mp", default="")
+    f = sub.add_parser("samefs")
+    f.add_argument("a")
+    f.add_argument("b")
     a = ap.parse_args()
     if a.cmd == "verify":
         return min(cmd_verify(a), 100)
+    if a.cmd == "samefs":
+        return cmd_samefs(a)
     return cmd_walk(a)
+
+
+def cmd_samefs(a):
+    """Whether two images hold the same bytes but for their journals' (written in place, the
+    labels pass through the journal; a copy does not use it): 0, or 1 naming the first block
+    that differs."""
+    A, B = Image(a.a), Image(a.b)
+    skip = A.journal_blocks() | B.journal_blocks()
+    with open(a.a, "rb") as fa, open(a.b, "rb") as fb:
+        blk = 0
+        while True:
+            x, y = fa.read(A.bs), fb.read(A.bs)
+            if not x and not y:
+                return 0
+            if x != y and blk not in skip:
+                print("block %d differs" % blk)
+                return 1
+            blk += 1
 
 
 if __name__ == "__main__":

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/uio.h>
-static long n = -1;
+static long n = -1; /* -1: not read yet; 0: fired (once) */
 static void tick(void) {
-	if (n < 0) { const char *e = getenv("KILL_AFTER_WRITES"); n = e ? atol(e) : 0x7fffffff; if (!n) n = 0x7fffffff; }
-	if (--n == 0) { const char *s = getenv("KILL_SIGNAL"); kill(getpid(), s ? atoi(s) : SIGKILL); }
+	if (n < 0) { const char *e = getenv("KILL_AFTER_WRITES"); n = e ? atol(e) : 0x7fffffff; if (n <= 0) n = 0x7fffffff; }
+	if (n > 0 && --n == 0) { const char *s = getenv("KILL_SIGNAL"); kill(getpid(), s ? atoi(s) : SIGKILL); }
 }
 ssize_t pwrite64(int fd, const void *b, size_t c, off_t o) {
 	static ssize_t (*real)(int, const void *, size_t, off_t);

@@ -202,10 +202,11 @@ if cc -shared -fPIC -O2 -o killshim.so "$TOP/tests/killshim.c" -ldl 2>/dev/null;
 	for d in $(seq 1 16); do mkdir -p $big/d$d; for f in $(seq 1 150); do : >$big/d$d/f$f; done; done
 	mke2fs -q -F -t ext4 -I 128 -N 4096 -d $big int.img 16M >/dev/null 2>&1
 	cp int.img int.orig
-	# in place, 128-byte inodes: each label is its own writes; SIGINT after the 100th
+	# in place, 128-byte inodes, committed every 4 blocks (FCLABEL_COMMIT_BLOCKS): SIGINT
+	# after the 100th write comes in the middle of the walk
 	# (under the sanitized runs: ASan lets a preloaded library come before its runtime)
 	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-	KILL_AFTER_WRITES=100 KILL_SIGNAL=2 LD_PRELOAD=$W/killshim.so \
+	FCLABEL_COMMIT_BLOCKS=4 KILL_AFTER_WRITES=100 KILL_SIGNAL=2 LD_PRELOAD=$W/killshim.so \
 		"$FCLABEL" label int.img -S fc --in-place --json int.json >int.out 2>int.err
 	expect_eq "SIGINT in place: dies by SIGINT (130)" "$?" 130
 	expect_match "SIGINT in place: says what was done and what is left" "$(cat int.out int.err)" \

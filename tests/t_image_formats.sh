@@ -1,8 +1,9 @@
 # fclabel label / check on images it must refuse or handle with care:
 # - refusals (exit 2, a message naming the image, the image unchanged byte for byte): superblock
-#   error flag, not cleanly unmounted, journal needing recovery, random bytes, a truncated image,
-#   an empty file, a directory, a missing file, a read-only file (as an unprivileged user);
-#   --force writes the first three (and keeps their flags); check and -n only warn on them;
+#   error flag, not cleanly unmounted, random bytes, a truncated image, an empty file, a
+#   directory, a missing file, a read-only file (as an unprivileged user); --force writes the
+#   first two (and keeps their flags); check and -n only warn on them; a journal said to need
+#   recovery that holds nothing to replay is cleared, as a mount clears it, and labeled;
 # - bad command lines and policies (duplicate specs, as setfiles refuses them): exit 2, image
 #   unchanged;
 # - check on a read-only image file as an unprivileged user (setpriv);
@@ -58,10 +59,26 @@ refuse "superblock error flag" errors.img
 expect_match "error flag: the message says why" "$(cat refuse.err)" "*error*"
 refuse "not cleanly unmounted" unclean.img
 expect_match "not clean: the message says why" "$(cat refuse.err)" "*clean*"
-refuse "journal needs recovery" recovery.img
-expect_match "needs recovery: the message says why" "$(cat refuse.err)" "*recover*"
+# the flag, with nothing in the log: a mount clears it and goes on, and so does fclabel (after
+# saying so); check and -n only warn
+s=$(sum recovery.img)
+run chk "$FCLABEL" check recovery.img -S fc
+expect_rc "recovery: check reads it" 1
+expect_match "recovery: check warns" "$(cat chk.err)" "*warning*recovery.img*recover*"
+run dry "$FCLABEL" label recovery.img -S fc -n
+expect_rc "recovery: label -n reads it" 0
+expect_eq "recovery: check and -n wrote nothing" "$(sum recovery.img)" "$s"
+cp --sparse=always recovery.img before.img
+run rec "$FCLABEL" label recovery.img -S fc
+expect_rc "recovery: label clears the flag and labels (a mount would recover nothing)" 0
+expect_match "recovery: says so" "$(cat rec.err)" "*recovery.img*journal*nothing*"
+expect_eq "recovery: the flag is off" \
+	"$(dumpe2fs -h recovery.img 2>/dev/null | grep -c '^Filesystem features:.*needs_recovery')" 0
+fsck_clean recovery.img "recovery: labeled"
+verify --name "recovery" --before before.img --after recovery.img --fc fc --summary rec.out --sample 20 >verify.log
+grep -v '^ok' verify.log
 
-for k in errors unclean recovery; do
+for k in errors unclean; do
 	# check and -n read: they warn and work
 	s=$(sum $k.img)
 	run chk "$FCLABEL" check $k.img -S fc

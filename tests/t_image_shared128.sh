@@ -75,8 +75,8 @@ label() {
 
 # same WHAT A B: the two images are the same bytes
 same() {
-	if cmp -s "$2" "$3"; then ok "$kind: $1: the renamed copy gives the bytes of --in-place"
-	else bad "$kind: $1: the renamed copy and --in-place differ: $(cmp "$2" "$3" | head -n 1)"; fi
+	if same_fs "$2" "$3"; then ok "$kind: $1: the renamed copy gives the bytes of --in-place (but for the journal)"
+	else bad "$kind: $1: the renamed copy and --in-place differ: $("$PY" "$IMGTOOL" samefs "$2" "$3")"; fi
 }
 
 # the distinct EA blocks the files of a directory use (debugfs stat: "File ACL: N")
