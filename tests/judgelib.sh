@@ -189,7 +189,7 @@ def judge(states, got, paths):
     out = ["inode %d (%s): %s" % (ino, paths.get(ino, "?"), why) for ino, why in bad[:8]]
     if len(bad) > 8:
         out.append("... and %d more inodes" % (len(bad) - 8))
-    return out
+    return (["%d inode(s):" % len(bad)] if bad else []) + out
 
 
 def main():
