@@ -154,10 +154,12 @@ else
 		cp --sparse=always rec.img repl.img
 		journal_replay repl.img || bad "jrn: e2fsck -E journal_only on the copy: exit $_jr"
 		# (after a replay e2fsck finds the superblock's free counts wrong, which the kernel
-		# recomputes at mount: what it finds there is what a result may have)
+		# does not keep on disk and recomputes at mount: left out of the comparisons here,
+		# as the numbers change with the blocks a label takes)
+		sbcounts_out() { grep -v -e '^Free \(blocks\|inodes\) count wrong (' -e '^Fix? no$' "$1" >"$1.x"; mv "$1.x" "$1"; }
 		fsck_lines repl.img repl.fsck
-		expect_eq "jrn: the copy replayed: e2fsck -fn finds nothing but the superblock's free counts" \
-			"$(grep -v -e '^Free \(blocks\|inodes\) count wrong (' -e '^Fix? no$' repl.fsck | short -)" ""
+		sbcounts_out repl.fsck
+		expect_eq "jrn: the copy replayed: e2fsck -fn finds nothing but the superblock's free counts" "$(short repl.fsck)" ""
 		cp --sparse=always repl.img ref.img
 		fl label ref.img -S fc4
 		expect_eq "jrn: the replayed copy labels (exit 0)" "$rc" 0
@@ -174,12 +176,14 @@ else
 				cp --sparse=always "$2" j4e.img
 				journal_replay j4e.img || bad "$1: e2fsck -E journal_only exit $_jr"
 				fsck_lines j4e.img j4e.fsck
+				sbcounts_out j4e.fsck
 				expect_eq "$1: exit 0; after e2fsck's replay e2fsck -fn finds nothing new" "$(new_lines repl.fsck j4e.fsck | short -)" ""
 				ea_same ref.ea j4e.img >/dev/null
 				expect_eq "$1: exit 0; after e2fsck's replay the labels are the new ones" "$(short j4e.img.cmp)" ""
 				cp --sparse=always "$2" j4k.img
-				kernel_replay j4k.img || bad "$1: the kernel does not mount the result: $(short kmount.err)"
+				kernel_replay j4k.img || bad "$1: the kernel's replay (a mount) fails or logs an error: $(short kmount.err)"
 				fsck_lines j4k.img j4k.fsck
+				sbcounts_out j4k.fsck
 				expect_eq "$1: exit 0; after the kernel's replay e2fsck -fn finds nothing new" "$(new_lines repl.fsck j4k.fsck | short -)" ""
 				ea_same ref.ea j4k.img >/dev/null
 				expect_eq "$1: exit 0; after a mount the labels are the new ones" "$(short j4k.img.cmp)" "" ;;

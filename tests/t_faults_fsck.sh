@@ -22,7 +22,7 @@ command -v timeout >/dev/null || skip "timeout (coreutils) is not installed"
 trap kernel_cleanup EXIT
 HEAD=${FAULTS_HEAD:-30}
 REST=${FAULTS_REST:-15}
-BOUND=${FAULTS_SECONDS:-240}
+BOUND=${FAULTS_SECONDS:-300}
 ONLY=${FAULTS_ONLY:-abcd}
 WALK_ALL=${FAULTS_ALL:-}
 case $FCLABEL in */asan/*) HEAD=$((HEAD / 2)) REST=$((REST / 2)) ;; esac

@@ -31,7 +31,7 @@ cc -shared -fPIC -O2 -o killshim.so "$TOP/tests/killshim.c" -ldl 2>cc.err ||
 trap kernel_cleanup EXIT
 HEAD=${KILLWALK_HEAD:-80}
 REST=${KILLWALK_REST:-40}
-BOUND=${KILLWALK_SECONDS:-240}
+BOUND=${KILLWALK_SECONDS:-300}
 ONLY=${KILLWALK_ONLY:-abcd}
 WALK_ALL=${KILLWALK_ALL:-}
 # (the sanitized build is slower: fewer points there)

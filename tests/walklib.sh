@@ -147,7 +147,7 @@ judge_failed() {
 		fi
 		if [ "$kernel" = yes ]; then
 			cp --sparse=always "$_img" m.img
-			kernel_replay m.img || probs="$probs; the kernel does not mount it: $(short kmount.err 2)"
+			kernel_replay m.img || probs="$probs; the kernel's replay (a mount) fails or logs an error: $(short kmount.err 2)"
 			fsck_lines m.img m.fsck
 			new_lines base.fsck m.fsck >m.new
 			if [ -s m.new ]; then
