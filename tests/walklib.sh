@@ -5,8 +5,8 @@
 #   walk_setup              the tree (48 directories, 336 files, 3 owners, 4 groups, user.*
 #                           attributes, ACLs), the older policy fc_old and the newer fc_new
 #   walk_base NAME MKE2FS-OPTIONS LABEL-ARGS...
-#                           base.img (mke2fs -d, the attributes, labeled with fc_old; judged
-#                           clean), its findings base.fsck and attributes base.ea, then the
+#                           base.img (mke2fs -d, the attributes, d00-d11 labeled with fc_old;
+#                           judged clean), its findings base.fsck and attributes base.ea, then the
 #                           uninterrupted run of `fclabel label ref.img LABEL-ARGS` and ref.ea;
 #                           sets cname, mkopts, cmd, journal (yes when the image has one);
 #                           returns 1 when the configuration cannot be walked
@@ -89,7 +89,10 @@ walk_base() {
 	fi
 	debugfs -w -f xattrs.cmd base.img >/dev/null 2>&1
 	e2fsck -fy base.img >/dev/null 2>&1
-	"$FCLABEL" label base.img -S fc_old >old.out 2>old.err ||
+	# (d12-d23 left unlabeled: the walk gives them their first labels, which take attribute
+	# blocks charged to their owners' quota on 128-byte inodes, where the others' labels only
+	# move from one shared block to another)
+	"$FCLABEL" label base.img -S fc_old $(seq -f '-e /d%02g' 12 23) >old.out 2>old.err ||
 		{ bad "$cname: labeling the base image with the older policy: $(tail -n 2 old.err)"; return 1; }
 	fsck_lines base.img base.fsck
 	expect_eq "$cname: the base image is e2fsck-clean" "$(short base.fsck)" ""
