@@ -3,8 +3,10 @@
 # shim of tests/killshim.c counting every write, fallocate and superblock write included) gives
 # the number of writes W; then, for N = 1..W (every N up to a cap, then a stride that still ends
 # at W), a copy of the base image is labeled in place and killed right after write N, and judged:
-#   with a journal: replayed by e2fsck -E journal_only -y on a copy, and by the kernel (a loop
-#     mount and umount) on another copy, e2fsck -fn reports nothing that it did not report on
+#   with a journal: replayed by e2fsck -E journal_only -y on a copy, and by the kernel on
+#     another copy (a read-only mount of a read-write loop device, and umount: the kernel
+#     replays the journal, and mounts a quota image so where it lacks quota support; an error it
+#     logs meanwhile is a failure), e2fsck -fn reports nothing that it did not report on
 #     the base image, and every attribute of every inode is the one before the run or the one
 #     an uninterrupted run leaves (a label, a digest: old or new; user.*, ACLs: unchanged);
 #   without one: e2fsck -fn reports nothing but a leak (judgelib.sh's not_leak: blocks the
