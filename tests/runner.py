@@ -44,6 +44,7 @@ DEFAULT_TIMES = {
     "t_image_android": 18, "t_image_refpolicy": 18, "t_image_setfiles": 17,
     "t_diff_android": 17, "t_image_sparse": 16, "t_relabel_android": 16, "t_fuzz_regress": 12,
     "t_digest": 30, "t_userdata": 15, "t_device": 20, "t_cross": 70, "t_nogetxattrat": 20,
+    "t_killwalk": 100, "t_faults_fsck": 80, "t_do_no_harm": 10,
 }
 
 
