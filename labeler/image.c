@@ -592,9 +592,12 @@ void img_abandon(struct image *img)
 {
 	if (img->fs && (img->fmt == IMGFMT_SPARSE || img->replaced))
 		imgfmt_discard(img->fs->io); /* (through undo_io's channel too) */
-	/* in place, what the last commit made durable stands; what was held since is dropped */
-	if (img->fs && imgfmt_overlay_active(img->fs->io))
+	/* in place, what the last commit made durable stands; what was held since is dropped, and
+	 * so is what libext2fs holds in memory of it (the close writes none of it) */
+	if (img->fs && imgfmt_overlay_active(img->fs->io)) {
 		imgfmt_overlay_discard(img->fs->io);
+		img->abandoned = true;
+	}
 }
 
 bool image_is_labeled(struct image *img)
@@ -637,6 +640,19 @@ int img_close(struct image *img, const char *cmd)
 	    (imgfmt_written() ||
 	     imgfmt_inner_channel(imgfmt_overlay_lower(io))->manager != unix_io_manager))
 		rc = io_channel_flush(io);
+	if (!rc && overlay && img->abandoned) {
+		/* the file system as the last commit left it: nothing of memory written */
+		io->refcount++;
+		img_release(img);
+		ext2fs_free(img->fs);
+		img->fs = NULL;
+		rc = imgfmt_overlay_end(io, &img->ovst);
+		errcode_t rc2 = io_channel_close(io);
+		if (!rc)
+			rc = rc2;
+		unlock_image(img);
+		goto said;
+	}
 	if (!rc) {
 		/* what the close writes is allocation records only (the labels were committed):
 		 * their order among themselves is free, and the classifier goes with the file
@@ -668,6 +684,7 @@ int img_close(struct image *img, const char *cmd)
 	img->fs = NULL;
 	img_release(img);
 	unlock_image(img); /* the result is on disk, renamed into place */
+said:
 	if (!rc)
 		return 0;
 	const char *why = imgfmt_error();

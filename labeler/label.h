@@ -30,6 +30,7 @@ struct image {
 	ext2fs_block_bitmap records; /* the bitmaps', descriptors' and superblocks' blocks */
 	struct imgfmt_overlay_stats ovst; /* what the writes in place took */
 	bool repair;                /* not cleanly closed, written in crash order: repair.c first */
+	bool abandoned;             /* in place, after a failure: closed as the last commit left it */
 };
 enum { IMG_RW = 1, IMG_FORCE = 2 };
 /* How a raw image file is written: in place, or as a labeled copy renamed over it (AUTO: the
