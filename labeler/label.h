@@ -295,7 +295,8 @@ bool label_excluded(const struct label_opts *o, const char *path, size_t len);
 /* ---- report.c ---- */
 /* The JSON report's schema (fclabel-report(5), man/fclabel-report.schema.json). */
 #define REPORT_SCHEMA "fclabel-report/1"
-/* A JSON string; file names are bytes: valid UTF-8 passes, any other byte 0xXX becomes the
+/* A JSON string; file names are bytes: valid UTF-8 (RFC 3629: no surrogates, overlong forms or
+ * code points past U+10FFFF) passes, any other byte 0xXX becomes the
  * lone surrogate \udcXX (Python's "surrogateescape" reads it back as that byte). */
 void rpt_json_str(FILE *f, const char *s);
 /* A file name for text output: as it is, or, when it holds a control character, a double quote,
