@@ -694,12 +694,13 @@ static errcode_t patch_copy(struct imgcopy *s, const uint64_t *chg, size_t nchg,
 	return 0;
 }
 
-/* The result file ends at end, keeps the mode and, where we may, the owner of what it
- * replaces, and is on disk. */
+/* The result file ends at end, has the mode and, where we may, the owner of the input (the
+ * file it replaces, or with -o the one it was made from: not a temporary file's 0600), and is
+ * on disk. */
 static errcode_t finish_file(struct imgcopy *s, uint64_t end)
 {
 	struct stat st;
-	if (stat(s->out, &st) == 0) {
+	if (fstat(s->fd, &st) == 0) {
 		if (fchown(s->tfd, st.st_uid, st.st_gid) < 0)
 			(void)0; /* not ours to give away: it stays ours */
 		fchmod(s->tfd, st.st_mode & 07777);
