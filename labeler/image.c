@@ -402,36 +402,124 @@ static int read_bitmaps(struct image *img, const char *name, const char *cmd)
 	return 0;
 }
 
-/* Who holds a lock on the file (dev, ino), from /proc/locks: "PID N (comm)", or "". */
-static void lock_holder(const struct stat *st, char *out, size_t n)
+/* Whether a line of /proc/locks (or, after "lock:", of /proc/PID/fdinfo/FD) is a lock on the
+ * file st: its kind (FLOCK, POSIX, OFDLCK) and the PID it gives. */
+static bool lock_line_on(const char *line, const struct stat *st, char *kind, long *pid)
+{
+	unsigned maj, min;
+	unsigned long long ino;
+	/* "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" (a waiter's "1: -> FLOCK ..." does not
+	 * parse: it holds nothing) */
+	return sscanf(line, "%*s %15s %*s %*s %ld %x:%x:%llu", kind, pid, &maj, &min, &ino) == 5 &&
+	       ino == (unsigned long long)st->st_ino && makedev(maj, min) == st->st_dev;
+}
+
+/* The process one of whose open files holds an OFD lock on st (other than this one), or -1:
+ * /proc/locks gives such a lock no PID (it belongs to an open file), so each process's
+ * fdinfo is read for it, as lslocks(8) does. */
+static long ofd_lock_holder(const struct stat *st)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *de;
+	long found = -1;
+
+	while (proc && found < 0 && (de = readdir(proc))) {
+		char *end, dir[64], kind[16];
+		long pid = strtol(de->d_name, &end, 10), lp;
+		if (*end || pid <= 0 || pid == (long)getpid())
+			continue;
+		snprintf(dir, sizeof(dir), "/proc/%ld/fdinfo", pid);
+		DIR *fds = opendir(dir);
+		struct dirent *fe;
+		while (fds && found < 0 && (fe = readdir(fds))) {
+			char path[320], line[256];
+			if (fe->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, fe->d_name);
+			FILE *f = fopen(path, "r");
+			while (f && found < 0 && fgets(line, sizeof(line), f))
+				if (!strncmp(line, "lock:", 5) && lock_line_on(line + 5, st, kind, &lp) &&
+				    !strcmp(kind, "OFDLCK"))
+					found = pid;
+			if (f)
+				fclose(f);
+		}
+		if (fds)
+			closedir(fds);
+	}
+	if (proc)
+		closedir(proc);
+	return found;
+}
+
+/* Who holds a lock on the file (dev, ino) other than this process, from /proc/locks: a BSD lock
+ * (bsd) or a byte-range one (POSIX, OFD); " (held by PID N, comm)", or "". */
+static void lock_holder(const struct stat *st, bool bsd, char *out, size_t n)
 {
 	FILE *f = fopen("/proc/locks", "r");
-	char line[256];
+	char line[256], kind[16];
+	long pid = -1;
 	*out = 0;
-	while (f && fgets(line, sizeof(line), f)) {
-		unsigned maj, min;
-		unsigned long long ino;
-		long pid;
-		/* "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" */
-		if (sscanf(line, "%*s %*s %*s %*s %ld %x:%x:%llu", &pid, &maj, &min, &ino) != 4 ||
-		    ino != (unsigned long long)st->st_ino ||
-		    makedev(maj, min) != st->st_dev)
+	while (f && pid < 0 && fgets(line, sizeof(line), f)) {
+		long lp;
+		if (!lock_line_on(line, st, kind, &lp) || !strcmp(kind, "FLOCK") != bsd ||
+		    lp == (long)getpid())
 			continue;
-		char path[64], comm[64] = "";
-		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-		FILE *c = fopen(path, "r");
-		if (c && fgets(comm, sizeof(comm), c))
-			comm[strcspn(comm, "\n")] = 0;
-		if (c)
-			fclose(c);
-		if (*comm)
-			snprintf(out, n, " (held by PID %ld, %s)", pid, comm);
-		else
-			snprintf(out, n, " (held by PID %ld)", pid);
-		break;
+		pid = lp < 0 && !strcmp(kind, "OFDLCK") ? ofd_lock_holder(st) : lp;
+		if (pid < 0)
+			break; /* (an OFD lock whose holder we may not see) */
 	}
 	if (f)
 		fclose(f);
+	if (pid < 0)
+		return;
+	char path[64], comm[64] = "";
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	FILE *c = fopen(path, "r");
+	if (c && fgets(comm, sizeof(comm), c))
+		comm[strcspn(comm, "\n")] = 0;
+	if (c)
+		fclose(c);
+	if (*comm)
+		snprintf(out, n, " (held by PID %ld, %s)", pid, comm);
+	else
+		snprintf(out, n, " (held by PID %ld)", pid);
+}
+
+/*
+ * A byte-range lock (fcntl) of another process on the image: QEMU holds OFD locks on the disks
+ * of a running virtual machine (shared ones, on single bytes: any lock at all means the disk is
+ * in use), other programs POSIX locks. A write lock over the whole file conflicts with any of
+ * them; F_OFD_GETLK sees both kinds (F_GETLK before Linux 3.15, POSIX locks only). -1: one is
+ * held (printed), 0: none, or the file system keeps no such locks.
+ */
+static int check_byte_range_locks(int fd, const char *name, const char *cmd)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	int r = fcntl(fd, F_OFD_GETLK, &fl);
+	if (r < 0 && errno == EINVAL) {
+		fl = (struct flock){ .l_type = F_WRLCK, .l_whence = SEEK_SET };
+		r = fcntl(fd, F_GETLK, &fl);
+	}
+	if (r < 0 || fl.l_type == F_UNLCK)
+		return 0;
+	struct stat st;
+	char who[128] = "", range[64];
+	if (!fstat(fd, &st))
+		lock_holder(&st, false, who, sizeof(who));
+	if (!*who && fl.l_pid > 0)
+		snprintf(who, sizeof(who), " (held by PID %ld)", (long)fl.l_pid);
+	if (fl.l_len)
+		snprintf(range, sizeof(range), "bytes %lld-%lld", (long long)fl.l_start,
+			 (long long)(fl.l_start + fl.l_len - 1));
+	else
+		snprintf(range, sizeof(range), "bytes %lld to the end", (long long)fl.l_start);
+	bool ofd = fl.l_pid <= 0; /* (F_OFD_GETLK gives -1 for an OFD lock) */
+	fprintf(stderr, "fclabel %s: %s is locked by another process%s: a%s %s lock on %s%s; "
+		"refusing to write to it: nothing written\n", cmd, qname(name), who,
+		fl.l_type == F_RDLCK ? " shared" : "n exclusive", ofd ? "OFD" : "POSIX", range,
+		ofd ? ", as QEMU takes on the disks of a running virtual machine" : "");
+	return -1;
 }
 
 /*
@@ -464,7 +552,7 @@ static int lock_image(struct image *img, const char *name, bool rw, int how, con
 			}
 			char who[128] = "";
 			if (!fstat(fd, &a))
-				lock_holder(&a, who, sizeof(who));
+				lock_holder(&a, true, who, sizeof(who));
 			if (how == LOCK_NONBLOCK) {
 				fprintf(stderr, "fclabel %s: %s is locked by another process%s; "
 					"--lock=nonblock: nothing done\n", cmd, qname(name), who);
@@ -495,6 +583,12 @@ static int lock_image(struct image *img, const char *name, bool rw, int how, con
 			}
 		}
 		if (!fstat(fd, &a) && !stat(name, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+			/* (looked at once our lock is held: a writer that honours either kind waits
+			 * for ours from now on) */
+			if (rw && check_byte_range_locks(fd, name, cmd)) {
+				close(fd);
+				return -1;
+			}
 			img->lockfd = fd;
 			return 0;
 		}
