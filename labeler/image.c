@@ -606,6 +606,44 @@ static void unlock_image(struct image *img)
 	img->lockfd = -1;
 }
 
+/* What the path names as the image is opened, for img_still_target: the file locked, when it
+ * is (lock_image made sure the path named it). */
+static int note_target(struct image *img, const char *name, const char *cmd)
+{
+	struct stat st;
+	if (img->lockfd >= 0 ? fstat(img->lockfd, &st) : stat(name, &st)) {
+		fprintf(stderr, "fclabel %s: %s: %s\n", cmd, qname(name), strerror(errno));
+		return -1;
+	}
+	img->dev = st.st_dev;
+	img->ino = st.st_ino;
+	return 0;
+}
+
+int img_still_target(const struct image *img, char *why, size_t n)
+{
+	struct stat st;
+	if (!stat(img->name, &st)) {
+		if (st.st_dev == img->dev && st.st_ino == img->ino)
+			return 1;
+		snprintf(why, n, "%s was replaced by another file during the run", qname(img->name));
+	} else {
+		snprintf(why, n, "%s was moved or removed during the run (%s)", qname(img->name),
+			 strerror(errno));
+	}
+	return 0;
+}
+
+/* After the open: the file libext2fs opened by name is the one noted (and locked). */
+static bool still_target_open(const struct image *img, const char *cmd)
+{
+	char why[512];
+	if (img_still_target(img, why, sizeof(why)))
+		return true;
+	fprintf(stderr, "fclabel %s: %s; nothing written\n", cmd, why);
+	return false;
+}
+
 int img_open(struct image *img, const char *name, unsigned flags, const struct img_params *p,
 	     const char *cmd)
 {
@@ -624,14 +662,14 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 	if (lock_image(img, name, rw && !(p && p->output), p ? p->lock : LOCK_WAIT, cmd))
 		return -1;
 	if (choose_manager(img, name, rw, p, cmd, &io) || check_mounted(name, rw, cmd, &img->mounted) ||
-	    open_fs(img, name, rw, io, cmd)) {
+	    note_target(img, name, cmd) || open_fs(img, name, rw, io, cmd)) {
 		unlock_image(img);
 		return -1;
 	}
 	img->rw = rw;
 	img->no_sync = p && p->no_sync;
 	if (check_state(img, name, flags, cmd) || check_damage(img, name, cmd) ||
-	    read_bitmaps(img, name, cmd)) {
+	    read_bitmaps(img, name, cmd) || (rw && !still_target_open(img, cmd))) {
 		ext2fs_close_free(&img->fs);
 		unlock_image(img);
 		return -1;
@@ -666,10 +704,23 @@ bool image_is_labeled(struct image *img)
 int img_close(struct image *img, const char *cmd)
 {
 	errcode_t rc;
+	char moved[512];
 
 	if (!img->fs) {
 		unlock_image(img);
 		return 0;
+	}
+	/* The path names another file now: a copy is not put over it (the copy writer looks
+	 * again, race-free, as it renames), and in place what is not written yet is not written */
+	if (img->rw && !img_still_target(img, moved, sizeof(moved)) &&
+	    (img_whole_or_nothing(img) || !imgfmt_written())) {
+		img_abandon(img);
+		ext2fs_free(img->fs); /* (closes the channel: nothing is written) */
+		img->fs = NULL;
+		img->lost = true;
+		unlock_image(img);
+		fprintf(stderr, "fclabel %s: %s; nothing written\n", cmd, moved);
+		return -1;
 	}
 	/* What was written reaches the disk before we say it is done: the inodes first, then
 	 * (when blocks were allocated) ext2fs_close writes and syncs the bitmaps and superblock.
@@ -699,6 +750,14 @@ int img_close(struct image *img, const char *cmd)
 	}
 	img->fs = NULL;
 	unlock_image(img); /* the result is on disk, renamed into place */
+	/* in place: what was written went to the file opened, wherever the path now points */
+	if (!rc && img->rw && !img_whole_or_nothing(img) &&
+	    !img_still_target(img, moved, sizeof(moved))) {
+		img->lost = true;
+		fprintf(stderr, "fclabel %s: %s: what was written went to the file that was opened, "
+			"which that path no longer names (the file there now is untouched)\n", cmd, moved);
+		return -1;
+	}
 	if (!rc)
 		return 0;
 	const char *why = imgfmt_error();

@@ -21,6 +21,9 @@ struct image {
 	bool mounted;               /* (read-only) the image is mounted: what is read may be stale */
 	enum img_format fmt;
 	int lockfd;                 /* holds the BSD lock on the image, -1 when none */
+	dev_t dev;                  /* the file opened (img_still_target) */
+	ino_t ino;
+	bool lost;                  /* img_close found the path naming another file (or none) */
 };
 enum { IMG_RW = 1, IMG_FORCE = 2 };
 /* How a raw image file is written: in place, or as a labeled copy renamed over it (AUTO: the
@@ -42,6 +45,10 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 	     const char *cmd);
 /* After a failed run: a sparse image's original is kept as it was. */
 void img_abandon(struct image *img);
+/* Whether the image's path still names the file that was opened (device and inode), not another
+ * one moved there (or nothing) during the run: 1, or 0 with why ("IMAGE was replaced by another
+ * file during the run") in why. img_open and img_close ask it; ask it before each write. */
+int img_still_target(const struct image *img, char *why, size_t n);
 /* Whether the root directory carries a label: an image that was never labeled has none. */
 bool image_is_labeled(struct image *img);
 /* A regular file of the image (path inside it, from its root), at most max bytes, into a
