@@ -59,6 +59,10 @@ const char *imgfmt_io_error(void);
 bool imgfmt_fault_fired(void);
 /* Whether this run wrote (or tried to write) to an image channel. */
 bool imgfmt_written(void);
+/* fn(arg, why, n) runs once, just before the first write to the image through the tracked
+ * manager (the first write of a run that writes at all): an error it returns fails that write
+ * and every later one, with why as the run's I/O error. NULL: none. Set after the open. */
+void imgfmt_set_before_write(errcode_t (*fn)(void *arg, char *why, size_t n), void *arg);
 
 /* Why the last open failed, when it was the image format's fault (chunk and offset). */
 const char *imgfmt_error(void);

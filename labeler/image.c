@@ -277,7 +277,8 @@ static int check_mounted(const char *name, bool rw, const char *cmd, bool *mount
 /* The file system, as quiet and reproducible as its input allows. */
 static int open_fs(struct image *img, const char *name, bool rw, io_manager io, const char *cmd)
 {
-	errcode_t rc = ext2fs_open2(name, NULL, EXT2_FLAG_64BITS |
+	/* (MMP is looked at and claimed here, only when a write comes: mmp.c) */
+	errcode_t rc = ext2fs_open2(name, NULL, EXT2_FLAG_64BITS | EXT2_FLAG_SKIP_MMP |
 				    (rw ? EXT2_FLAG_RW | EXT2_FLAG_EXCLUSIVE : 0), 0, 0, io, &img->fs);
 	if (rc) {
 		const char *detail = img->fmt == IMGFMT_SPARSE ? imgfmt_error() : NULL;
@@ -297,6 +298,27 @@ static int open_fs(struct image *img, const char *name, bool rw, io_manager io, 
 	const char *sde = getenv("SOURCE_DATE_EPOCH");
 	img->fs->now = sde && *sde ? (time_t)strtoll(sde, NULL, 10) : (time_t)img->fs->super->s_wtime;
 	return 0;
+}
+
+/* MMP: an image another node holds (mounted there, or e2fsck's mark) is not written, nor one
+ * whose MMP block is damaged; read, with a warning. -1: refused (printed). */
+static int check_mmp(struct image *img, const char *name, const char *cmd)
+{
+	char why[400];
+	int r = mmp_look(img, why, sizeof(why));
+	if (r == MMP_NONE || r == MMP_CLEAN)
+		return 0;
+	if (!img->rw)
+		fprintf(stderr, "fclabel %s: warning: %s: %s: what is read may be stale\n", cmd,
+			qname(name), why);
+	else if (r == MMP_HELD)
+		fprintf(stderr, "fclabel %s: %s: %s; refusing to write to it: nothing written (if no "
+			"node uses it, 'tune2fs -f -E clear_mmp' makes it clean)\n", cmd, qname(name),
+			why);
+	else
+		fprintf(stderr, "fclabel %s: %s: %s; refusing to write to it (run e2fsck first)\n",
+			cmd, qname(name), why);
+	return img->rw ? -1 : 0;
 }
 
 /* What the superblock says about the file system's state: written only with --force. */
@@ -668,12 +690,17 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 	}
 	img->rw = rw;
 	img->no_sync = p && p->no_sync;
-	if (check_state(img, name, flags, cmd) || check_damage(img, name, cmd) ||
-	    read_bitmaps(img, name, cmd) || (rw && !still_target_open(img, cmd))) {
+	if (check_mmp(img, name, cmd) || check_state(img, name, flags, cmd) ||
+	    check_damage(img, name, cmd) || read_bitmaps(img, name, cmd) ||
+	    (rw && !still_target_open(img, cmd))) {
 		ext2fs_close_free(&img->fs);
 		unlock_image(img);
 		return -1;
 	}
+	/* in place, the first write claims the image under MMP; a copy never writes the original
+	 * (img_close looks at its MMP block again before the result replaces it) */
+	bool claim = rw && ext2fs_has_feature_mmp(img->fs->super) && !img_whole_or_nothing(img);
+	imgfmt_set_before_write(claim ? mmp_claim : NULL, img);
 	return 0;
 }
 
@@ -701,6 +728,26 @@ bool image_is_labeled(struct image *img)
 	return labeled;
 }
 
+/* A copy's original taken by another node during the run: its MMP block is no longer the clean
+ * one seen at the open (a mount there changes it, even one that has ended). */
+static bool mmp_taken(struct image *img, char *why, size_t n)
+{
+	uint64_t then = img->mmp_time;
+	char what[400];
+	int r;
+
+	if (!ext2fs_has_feature_mmp(img->fs->super))
+		return false;
+	r = mmp_look(img, what, sizeof(what));
+	if (r == MMP_CLEAN && img->mmp_time == then)
+		return false;
+	if (r == MMP_CLEAN)
+		snprintf(what, sizeof(what), "its MMP block was written during the run (another node "
+			 "mounted it)");
+	snprintf(why, n, "%s: %s", qname(img->name), what);
+	return true;
+}
+
 int img_close(struct image *img, const char *cmd)
 {
 	errcode_t rc;
@@ -711,13 +758,17 @@ int img_close(struct image *img, const char *cmd)
 		return 0;
 	}
 	/* The path names another file now: a copy is not put over it (the copy writer looks
-	 * again, race-free, as it renames), and in place what is not written yet is not written */
-	if (img->rw && !img_still_target(img, moved, sizeof(moved)) &&
-	    (img_whole_or_nothing(img) || !imgfmt_written())) {
+	 * again, race-free, as it renames), and in place what is not written yet is not written;
+	 * a copy of an image another node took during the run (MMP) is not put over it either */
+	bool gone = img->rw && !img_still_target(img, moved, sizeof(moved));
+	if ((gone && (img_whole_or_nothing(img) || !imgfmt_written())) ||
+	    (img->rw && !gone && img_whole_or_nothing(img) && imgfmt_written() &&
+	     mmp_taken(img, moved, sizeof(moved)))) {
 		img_abandon(img);
 		ext2fs_free(img->fs); /* (closes the channel: nothing is written) */
+		imgfmt_set_before_write(NULL, NULL);
 		img->fs = NULL;
-		img->lost = true;
+		img->lost = gone;
 		unlock_image(img);
 		fprintf(stderr, "fclabel %s: %s; nothing written\n", cmd, moved);
 		return -1;
@@ -744,10 +795,13 @@ int img_close(struct image *img, const char *cmd)
 	}
 	if (rc) {
 		img_abandon(img);
+		if (img->mmp_started)
+			ext2fs_mmp_stop(img->fs); /* (best effort: the sequence clean again) */
 		ext2fs_free(img->fs); /* (closes the channel: nothing is written) */
 	} else {
 		rc = io_channel_close(io);
 	}
+	imgfmt_set_before_write(NULL, NULL);
 	img->fs = NULL;
 	unlock_image(img); /* the result is on disk, renamed into place */
 	/* in place: what was written went to the file opened, wherever the path now points */

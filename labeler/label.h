@@ -24,6 +24,8 @@ struct image {
 	dev_t dev;                  /* the file opened (img_still_target) */
 	ino_t ino;
 	bool lost;                  /* img_close found the path naming another file (or none) */
+	bool mmp_started;           /* in place: MMP claimed (mmp.c), to be made clean at close */
+	uint64_t mmp_time;          /* the MMP block's time when it was opened (clean) */
 };
 enum { IMG_RW = 1, IMG_FORCE = 2 };
 /* How a raw image file is written: in place, or as a labeled copy renamed over it (AUTO: the
@@ -63,6 +65,17 @@ int img_close(struct image *img, const char *cmd);
 /* Whether the image is written whole or not at all (a copy renamed over it, a sparse image):
  * after a failure it is as it was. */
 bool img_whole_or_nothing(const struct image *img);
+
+/* ---- mmp.c: multiple mount protection ---- */
+enum { MMP_NONE, MMP_CLEAN, MMP_HELD, MMP_DAMAGED };
+/* What the image's MMP block says: no mmp feature, clean (nobody holds it; its time noted in
+ * img->mmp_time), held by another node (mounted there, or e2fsck's mark: who, in why) or not a
+ * valid MMP block (why). */
+int mmp_look(struct image *img, char *why, size_t n);
+/* For imgfmt_set_before_write (arg: the image, written in place): claims the image under MMP as
+ * e2fsck does (this waits twice the update interval and a second), so that no other node mounts
+ * it while it is written; ext2fs_close2 releases it (a clean sequence). */
+errcode_t mmp_claim(void *arg, char *why, size_t n);
 
 /* ---- xattr.c ---- */
 struct xattr_ctx;
