@@ -548,8 +548,8 @@ static bool is_input(const struct imgcopy *s, const char *path)
 static errcode_t not_the_image(struct imgcopy *s, bool gone)
 {
 	if (gone)
-		return ic_fail(ENOENT, "%s was moved or removed during the run (the path names nothing "
-			       "now); nothing written", s->out);
+		return ic_fail(ENOENT, "%s was moved or removed during the run (the path names "
+			       "nothing now); nothing written", s->out);
 	return ic_fail(ESTALE, "%s was replaced by another file during the run; nothing written",
 		       s->out);
 }
@@ -585,7 +585,8 @@ static errcode_t install(struct imgcopy *s, const char *tmp)
 		if (renameat2(AT_FDCWD, tmp, AT_FDCWD, s->out, RENAME_EXCHANGE) < 0)
 			return ic_fail(errno, "%s was replaced by another file during the run, and "
 				       "putting that file back failed (%s): it is now %s, and the "
-				       "labeled image is at %s", s->out, strerror(errno), tmp, s->out);
+				       "labeled image is at %s", s->out, strerror(errno), tmp,
+				       s->out);
 		unlink(tmp);
 		return not_the_image(s, false);
 	}

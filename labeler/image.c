@@ -312,9 +312,9 @@ static int check_mmp(struct image *img, const char *name, const char *cmd)
 		fprintf(stderr, "fclabel %s: warning: %s: %s: what is read may be stale\n", cmd,
 			qname(name), why);
 	else if (r == MMP_HELD)
-		fprintf(stderr, "fclabel %s: %s: %s; refusing to write to it: nothing written (if no "
-			"node uses it, 'tune2fs -f -E clear_mmp' makes it clean)\n", cmd, qname(name),
-			why);
+		fprintf(stderr, "fclabel %s: %s: %s; refusing to write to it: nothing written (if "
+			"no node uses it, 'tune2fs -f -E clear_mmp' makes it clean)\n", cmd,
+			qname(name), why);
 	else
 		fprintf(stderr, "fclabel %s: %s: %s; refusing to write to it (run e2fsck first)\n",
 			cmd, qname(name), why);
@@ -460,8 +460,8 @@ static long ofd_lock_holder(const struct stat *st)
 			snprintf(path, sizeof(path), "%s/%s", dir, fe->d_name);
 			FILE *f = fopen(path, "r");
 			while (f && found < 0 && fgets(line, sizeof(line), f))
-				if (!strncmp(line, "lock:", 5) && lock_line_on(line + 5, st, kind, &lp) &&
-				    !strcmp(kind, "OFDLCK"))
+				if (!strncmp(line, "lock:", 5) &&
+				    lock_line_on(line + 5, st, kind, &lp) && !strcmp(kind, "OFDLCK"))
 					found = pid;
 			if (f)
 				fclose(f);
@@ -742,8 +742,8 @@ static bool mmp_taken(struct image *img, char *why, size_t n)
 	if (r == MMP_CLEAN && img->mmp_time == then)
 		return false;
 	if (r == MMP_CLEAN)
-		snprintf(what, sizeof(what), "its MMP block was written during the run (another node "
-			 "mounted it)");
+		snprintf(what, sizeof(what), "its MMP block was written during the run (another "
+			 "node mounted it)");
 	snprintf(why, n, "%s: %s", qname(img->name), what);
 	return true;
 }
@@ -809,7 +809,8 @@ int img_close(struct image *img, const char *cmd)
 	    !img_still_target(img, moved, sizeof(moved))) {
 		img->lost = true;
 		fprintf(stderr, "fclabel %s: %s: what was written went to the file that was opened, "
-			"which that path no longer names (the file there now is untouched)\n", cmd, moved);
+			"which that path no longer names (the file there now is untouched)\n", cmd,
+			moved);
 		return -1;
 	}
 	if (!rc)

@@ -54,7 +54,8 @@ int mmp_look(struct image *img, char *why, size_t n)
 		snprintf(why, n, "its MMP block %llu cannot be read: %s", (unsigned long long)blk,
 			 error_message(rc));
 	} else if (ext2fs_le32_to_cpu(m->mmp_magic) != EXT4_MMP_MAGIC) {
-		snprintf(why, n, "its MMP block %llu is not one (bad magic)", (unsigned long long)blk);
+		snprintf(why, n, "its MMP block %llu is not one (bad magic)",
+			 (unsigned long long)blk);
 	} else if (!ext2fs_mmp_csum_verify(fs, m)) {
 		snprintf(why, n, "the checksum of its MMP block %llu does not match it",
 			 (unsigned long long)blk);
@@ -64,8 +65,8 @@ int mmp_look(struct image *img, char *why, size_t n)
 	} else {
 		mmp_holder(m, who, sizeof(who));
 		if (seq == EXT4_MMP_SEQ_FSCK)
-			snprintf(why, n, "its MMP block says e2fsck (or another tool) has it open on %s",
-				 who);
+			snprintf(why, n, "its MMP block says e2fsck (or another tool) has it open "
+				 "on %s", who);
 		else
 			snprintf(why, n, "its MMP block says it is in use (mounted) on %s (sequence "
 				 "%#x)", who, seq);

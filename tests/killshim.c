@@ -25,7 +25,8 @@ static void overwrite(const char *from, const char *to) {
 	char buf[65536];
 	ssize_t r;
 	off_t o = 0;
-	while (in >= 0 && out >= 0 && (r = read(in, buf, sizeof(buf))) > 0 && real_pwrite(out, buf, (size_t)r, o) == r)
+	while (in >= 0 && out >= 0 && (r = read(in, buf, sizeof(buf))) > 0 &&
+	       real_pwrite(out, buf, (size_t)r, o) == r)
 		o += r;
 	if (out >= 0) { fsync(out); close(out); }
 	if (in >= 0) close(in);
@@ -38,7 +39,10 @@ static void event(void) {
 	if (ofrom && oto) { overwrite(ofrom, oto); return; }
 	const char *s = getenv("KILL_SIGNAL"); kill(getpid(), s ? atoi(s) : SIGKILL);
 }
-static int on_exchange(void) { const char *e = getenv("KILL_RENAME_ON"); return e && !strcmp(e, "exchange"); }
+static int on_exchange(void) {
+	const char *e = getenv("KILL_RENAME_ON");
+	return e && !strcmp(e, "exchange");
+}
 static void tick(void) {
 	if (fired || on_exchange()) return;
 	if (n < 0) { const char *e = getenv("KILL_AFTER_WRITES"); n = e ? atol(e) : 0x7fffffff; if (!n) n = 0x7fffffff; }
