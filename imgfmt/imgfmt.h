@@ -57,6 +57,10 @@ io_channel imgfmt_inner_channel(io_channel ch);
 const char *imgfmt_io_error(void);
 /* Whether this run wrote (or tried to write) to an image channel. */
 bool imgfmt_written(void);
+/* fn(arg, why, n) runs once, just before the first write to the image through the tracked
+ * manager (the first write of a run that writes at all): an error it returns fails that write
+ * and every later one, with why as the run's I/O error. NULL: none. Set after the open. */
+void imgfmt_set_before_write(errcode_t (*fn)(void *arg, char *why, size_t n), void *arg);
 
 /*
  * Writes in place, made durable as a crash needs them (overlay.c): a raw image or block device

@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "imgfmt.h"
 
@@ -76,6 +77,8 @@ struct imgcopy {
 	_Atomic uint64_t copied_to; /* the copy is final below this input offset */
 	bool copy_tried, copying, copied;
 	bool out_differs; /* -o: the input stays */
+	dev_t in_dev;     /* the input as opened: the result goes over it only while the output */
+	ino_t in_ino;     /* path still names it */
 	errcode_t copy_rc;
 };
 

@@ -125,6 +125,17 @@ static int ic_rename(const char *from, const char *to)
 	return rename(from, to);
 }
 
+/* renameat2's RENAME_EXCHANGE: both names stay, each naming the other's file. */
+static int ic_exchange(const char *a, const char *b)
+{
+	int e = imgfmt_fault(IMGIO_RENAME);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
+}
+
 static int ic_truncate(int fd, uint64_t size)
 {
 	int e = imgfmt_fault(IMGIO_FWRITE);
@@ -526,16 +537,86 @@ static errcode_t rw_bytes(struct imgcopy *s, uint64_t off, size_t len, void *rbu
 
 /* ---- writing the result ---- */
 
+/* Whether path names the input as it was opened (device and inode). */
+static bool is_input(const struct imgcopy *s, const char *path)
+{
+	struct stat st;
+	return !lstat(path, &st) && st.st_dev == s->in_dev && st.st_ino == s->in_ino;
+}
+
+/* Why the result does not go over the image: its path names another file, or none. */
+static errcode_t not_the_image(struct imgcopy *s, bool gone)
+{
+	if (gone)
+		return ic_fail(ENOENT, "%s was moved or removed during the run (the path names "
+			       "nothing now); nothing written", s->out);
+	return ic_fail(ESTALE, "%s was replaced by another file during the run; nothing written",
+		       s->out);
+}
+
+/*
+ * Puts the finished result (named tmp, beside the output) at the output, and removes the name
+ * tmp (unless it then names another program's file, which the message says). Over the image
+ * itself, only while its path still names the very file that was opened, not another one moved
+ * there during the run: the two names are exchanged (RENAME_EXCHANGE) and what comes back under
+ * tmp must be the image, else they are exchanged back. Where the file system cannot exchange
+ * (EINVAL; ENOSYS before Linux 3.15) the path is looked at just before a plain rename, which
+ * leaves a window of microseconds instead of the whole run.
+ */
+static errcode_t install(struct imgcopy *s, const char *tmp)
+{
+	errcode_t rc = 0;
+
+	if (s->out_differs) {
+		if (ic_rename(tmp, s->out) < 0) {
+			rc = ic_fail(errno, "%s: cannot rename the new image over it: %s", s->out,
+				     strerror(errno));
+			unlink(tmp);
+		}
+		return rc;
+	}
+	if (ic_exchange(tmp, s->out) == 0) {
+		if (is_input(s, tmp)) {
+			/* the image, now under the temporary name (a kill right here leaves it
+			 * there, beside the result: space, not harm) */
+			unlink(tmp);
+			return 0;
+		}
+		if (renameat2(AT_FDCWD, tmp, AT_FDCWD, s->out, RENAME_EXCHANGE) < 0)
+			return ic_fail(errno, "%s was replaced by another file during the run, and "
+				       "putting that file back failed (%s): it is now %s, and the "
+				       "labeled image is at %s", s->out, strerror(errno), tmp,
+				       s->out);
+		unlink(tmp);
+		return not_the_image(s, false);
+	}
+	int e = errno;
+	struct stat st;
+	if (e == ENOENT)
+		rc = not_the_image(s, true);
+	else if (e != EINVAL && e != ENOSYS)
+		rc = ic_fail(e, "%s: cannot rename the new image over it: %s", s->out, strerror(e));
+	else if (lstat(s->out, &st) < 0)
+		rc = errno == ENOENT ? not_the_image(s, true)
+				     : ic_fail(errno, "%s: %s", s->out, strerror(errno));
+	else if (st.st_dev != s->in_dev || st.st_ino != s->in_ino)
+		rc = not_the_image(s, false);
+	else if (ic_rename(tmp, s->out) < 0)
+		rc = ic_fail(errno, "%s: cannot rename the new image over it: %s", s->out,
+			     strerror(errno));
+	if (rc)
+		unlink(tmp);
+	return rc;
+}
+
 /* Gives the finished result file its place: renamed over the output. */
 static errcode_t publish(struct imgcopy *s, const char *dir)
 {
 	if (s->tname) {
-		if (ic_rename(s->tname, s->out) < 0)
-			return ic_fail(errno, "%s: cannot rename the new image over it: %s", s->out,
-				    strerror(errno));
+		errcode_t rc = install(s, s->tname);
 		free(s->tname);
 		s->tname = NULL;
-		return 0;
+		return rc;
 	}
 	/* an unnamed file: link it under a temporary name, then rename that over the output */
 	char *tmp = NULL, proc[64];
@@ -569,10 +650,7 @@ static errcode_t publish(struct imgcopy *s, const char *dir)
 			rc = errno;
 		return rc ? rc : publish(s, dir);
 	}
-	if (ic_rename(tmp, s->out) < 0) {
-		rc = ic_fail(errno, "%s: cannot rename the new image over it: %s", s->out, strerror(errno));
-		unlink(tmp);
-	}
+	rc = install(s, tmp);
 	free(tmp);
 	return rc;
 }
@@ -694,12 +772,13 @@ static errcode_t patch_copy(struct imgcopy *s, const uint64_t *chg, size_t nchg,
 	return 0;
 }
 
-/* The result file ends at end, keeps the mode and, where we may, the owner of what it
- * replaces, and is on disk. */
+/* The result file ends at end, has the mode and, where we may, the owner of the input (the
+ * file it replaces, or with -o the one it was made from: not a temporary file's 0600), and is
+ * on disk. */
 static errcode_t finish_file(struct imgcopy *s, uint64_t end)
 {
 	struct stat st;
-	if (stat(s->out, &st) == 0) {
+	if (fstat(s->fd, &st) == 0) {
 		if (fchown(s->tfd, st.st_uid, st.st_gid) < 0)
 			(void)0; /* not ours to give away: it stays ours */
 		fchmod(s->tfd, st.st_mode & 07777);
@@ -868,10 +947,13 @@ errcode_t ic_open(const char *name, int flags, io_channel *channel,
 	s->fmt = fmt;
 	/* the input is only read: the result replaces it by rename */
 	s->fd = open(name, O_RDONLY | O_CLOEXEC);
-	if (s->fd < 0) {
+	struct stat st;
+	if (s->fd < 0 || fstat(s->fd, &st) < 0) {
 		rc = errno;
 		goto fail;
 	}
+	s->in_dev = st.st_dev;
+	s->in_ino = st.st_ino;
 	s->raw = !fmt->rewrite;
 	if ((rc = fmt->parse(s, name)))
 		goto fail;

@@ -105,6 +105,35 @@ void imgfmt_io_error_set(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* ---- what must come before the first write ---- */
+
+static errcode_t (*before_write)(void *arg, char *why, size_t n);
+static void *before_arg;
+static bool before_ran;
+static errcode_t before_rc;
+
+void imgfmt_set_before_write(errcode_t (*fn)(void *arg, char *why, size_t n), void *arg)
+{
+	before_write = fn;
+	before_arg = arg;
+	before_ran = false;
+	before_rc = 0;
+}
+
+/* Runs the hook before the first write (its own writes pass: it has begun); its failure fails
+ * every write after. (Writes to an image come from one thread at a time.) */
+static errcode_t first_write(io_channel ch)
+{
+	if (!before_write || before_ran)
+		return before_rc;
+	before_ran = true;
+	char why[400] = "";
+	before_rc = before_write(before_arg, why, sizeof(why));
+	if (before_rc)
+		imgfmt_io_error_set("%s: %s", ch->name, *why ? why : error_message(before_rc));
+	return before_rc;
+}
+
 /* ---- the manager ---- */
 
 static io_manager next_inner;
@@ -183,7 +212,10 @@ static errcode_t tr_read64(io_channel ch, unsigned long long block, int count, v
 
 static errcode_t tr_write64(io_channel ch, unsigned long long block, int count, const void *data)
 {
-	errcode_t rc = imgfmt_fault(IMGIO_WRITE);
+	errcode_t rc = first_write(ch);
+	if (rc)
+		return rc;
+	rc = imgfmt_fault(IMGIO_WRITE);
 	if (!rc)
 		rc = io_channel_write_blk64(inner_of(ch), block, count, data);
 	if (rc)
@@ -204,7 +236,10 @@ static errcode_t tr_write(io_channel ch, unsigned long block, int count, const v
 static errcode_t tr_write_byte(io_channel ch, unsigned long offset, int count, const void *data)
 {
 	io_channel in = inner_of(ch);
-	errcode_t rc = imgfmt_fault(IMGIO_WRITE);
+	errcode_t rc = first_write(ch);
+	if (rc)
+		return rc;
+	rc = imgfmt_fault(IMGIO_WRITE);
 	if (!rc)
 		rc = in->manager->write_byte ? in->manager->write_byte(in, offset, count, data)
 					     : EXT2_ET_UNIMPLEMENTED;
@@ -248,7 +283,10 @@ static errcode_t tr_cache_readahead(io_channel ch, unsigned long long block,
 static errcode_t tr_zeroout(io_channel ch, unsigned long long block, unsigned long long count)
 {
 	io_channel in = inner_of(ch);
-	errcode_t rc = imgfmt_fault(IMGIO_WRITE);
+	errcode_t rc = first_write(ch);
+	if (rc)
+		return rc;
+	rc = imgfmt_fault(IMGIO_WRITE);
 	if (!rc)
 		rc = in->manager->zeroout ? in->manager->zeroout(in, block, count)
 					  : EXT2_ET_UNIMPLEMENTED;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "fclabel.h"
+#include "label.h"
 
 static const char usage_text[] =
 	"fclabel diff OLD_FC[,OLD_FC...] NEW_FC[,NEW_FC...] [--json] [--base-only]\n"
@@ -14,19 +15,10 @@ static const char usage_text[] =
 
 static const char *kind_name[] = { "added", "removed", "context", "retyped", "moved" };
 
+/* (file names and regexes are bytes: the report's writer escapes what is not UTF-8) */
 static void jstr(const char *s)
 {
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
+	rpt_json_str(stdout, s);
 }
 
 /* "any path", or the literal prefix every path it can match starts with */

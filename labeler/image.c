@@ -282,7 +282,8 @@ static int check_mounted(const char *name, bool rw, const char *cmd, bool *mount
 /* The file system, as quiet and reproducible as its input allows. */
 static int open_fs(struct image *img, const char *name, bool rw, io_manager io, const char *cmd)
 {
-	errcode_t rc = ext2fs_open2(name, NULL, EXT2_FLAG_64BITS |
+	/* (MMP is looked at and claimed here, only when a write comes: mmp.c) */
+	errcode_t rc = ext2fs_open2(name, NULL, EXT2_FLAG_64BITS | EXT2_FLAG_SKIP_MMP |
 				    (rw ? EXT2_FLAG_RW | EXT2_FLAG_EXCLUSIVE : 0), 0, 0, io, &img->fs);
 	if (rc) {
 		const char *detail = img->fmt == IMGFMT_SPARSE ? imgfmt_error() : NULL;
@@ -302,6 +303,27 @@ static int open_fs(struct image *img, const char *name, bool rw, io_manager io, 
 	const char *sde = getenv("SOURCE_DATE_EPOCH");
 	img->fs->now = sde && *sde ? (time_t)strtoll(sde, NULL, 10) : (time_t)img->fs->super->s_wtime;
 	return 0;
+}
+
+/* MMP: an image another node holds (mounted there, or e2fsck's mark) is not written, nor one
+ * whose MMP block is damaged; read, with a warning. -1: refused (printed). */
+static int check_mmp(struct image *img, const char *name, const char *cmd)
+{
+	char why[400];
+	int r = mmp_look(img, why, sizeof(why));
+	if (r == MMP_NONE || r == MMP_CLEAN)
+		return 0;
+	if (!img->rw)
+		fprintf(stderr, "fclabel %s: warning: %s: %s: what is read may be stale\n", cmd,
+			qname(name), why);
+	else if (r == MMP_HELD)
+		fprintf(stderr, "fclabel %s: %s: %s; refusing to write to it: nothing written (if "
+			"no node uses it, 'tune2fs -f -E clear_mmp' makes it clean)\n", cmd,
+			qname(name), why);
+	else
+		fprintf(stderr, "fclabel %s: %s: %s; refusing to write to it (run e2fsck first)\n",
+			cmd, qname(name), why);
+	return img->rw ? -1 : 0;
 }
 
 /* What the superblock says about the file system's state: written only with --force. */
@@ -415,36 +437,124 @@ static int read_bitmaps(struct image *img, const char *name, const char *cmd)
 	return 0;
 }
 
-/* Who holds a lock on the file (dev, ino), from /proc/locks: "PID N (comm)", or "". */
-static void lock_holder(const struct stat *st, char *out, size_t n)
+/* Whether a line of /proc/locks (or, after "lock:", of /proc/PID/fdinfo/FD) is a lock on the
+ * file st: its kind (FLOCK, POSIX, OFDLCK) and the PID it gives. */
+static bool lock_line_on(const char *line, const struct stat *st, char *kind, long *pid)
+{
+	unsigned maj, min;
+	unsigned long long ino;
+	/* "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" (a waiter's "1: -> FLOCK ..." does not
+	 * parse: it holds nothing) */
+	return sscanf(line, "%*s %15s %*s %*s %ld %x:%x:%llu", kind, pid, &maj, &min, &ino) == 5 &&
+	       ino == (unsigned long long)st->st_ino && makedev(maj, min) == st->st_dev;
+}
+
+/* The process one of whose open files holds an OFD lock on st (other than this one), or -1:
+ * /proc/locks gives such a lock no PID (it belongs to an open file), so each process's
+ * fdinfo is read for it, as lslocks(8) does. */
+static long ofd_lock_holder(const struct stat *st)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *de;
+	long found = -1;
+
+	while (proc && found < 0 && (de = readdir(proc))) {
+		char *end, dir[64], kind[16];
+		long pid = strtol(de->d_name, &end, 10), lp;
+		if (*end || pid <= 0 || pid == (long)getpid())
+			continue;
+		snprintf(dir, sizeof(dir), "/proc/%ld/fdinfo", pid);
+		DIR *fds = opendir(dir);
+		struct dirent *fe;
+		while (fds && found < 0 && (fe = readdir(fds))) {
+			char path[320], line[256];
+			if (fe->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, fe->d_name);
+			FILE *f = fopen(path, "r");
+			while (f && found < 0 && fgets(line, sizeof(line), f))
+				if (!strncmp(line, "lock:", 5) &&
+				    lock_line_on(line + 5, st, kind, &lp) && !strcmp(kind, "OFDLCK"))
+					found = pid;
+			if (f)
+				fclose(f);
+		}
+		if (fds)
+			closedir(fds);
+	}
+	if (proc)
+		closedir(proc);
+	return found;
+}
+
+/* Who holds a lock on the file (dev, ino) other than this process, from /proc/locks: a BSD lock
+ * (bsd) or a byte-range one (POSIX, OFD); " (held by PID N, comm)", or "". */
+static void lock_holder(const struct stat *st, bool bsd, char *out, size_t n)
 {
 	FILE *f = fopen("/proc/locks", "r");
-	char line[256];
+	char line[256], kind[16];
+	long pid = -1;
 	*out = 0;
-	while (f && fgets(line, sizeof(line), f)) {
-		unsigned maj, min;
-		unsigned long long ino;
-		long pid;
-		/* "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" */
-		if (sscanf(line, "%*s %*s %*s %*s %ld %x:%x:%llu", &pid, &maj, &min, &ino) != 4 ||
-		    ino != (unsigned long long)st->st_ino ||
-		    makedev(maj, min) != st->st_dev)
+	while (f && pid < 0 && fgets(line, sizeof(line), f)) {
+		long lp;
+		if (!lock_line_on(line, st, kind, &lp) || !strcmp(kind, "FLOCK") != bsd ||
+		    lp == (long)getpid())
 			continue;
-		char path[64], comm[64] = "";
-		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-		FILE *c = fopen(path, "r");
-		if (c && fgets(comm, sizeof(comm), c))
-			comm[strcspn(comm, "\n")] = 0;
-		if (c)
-			fclose(c);
-		if (*comm)
-			snprintf(out, n, " (held by PID %ld, %s)", pid, comm);
-		else
-			snprintf(out, n, " (held by PID %ld)", pid);
-		break;
+		pid = lp < 0 && !strcmp(kind, "OFDLCK") ? ofd_lock_holder(st) : lp;
+		if (pid < 0)
+			break; /* (an OFD lock whose holder we may not see) */
 	}
 	if (f)
 		fclose(f);
+	if (pid < 0)
+		return;
+	char path[64], comm[64] = "";
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	FILE *c = fopen(path, "r");
+	if (c && fgets(comm, sizeof(comm), c))
+		comm[strcspn(comm, "\n")] = 0;
+	if (c)
+		fclose(c);
+	if (*comm)
+		snprintf(out, n, " (held by PID %ld, %s)", pid, comm);
+	else
+		snprintf(out, n, " (held by PID %ld)", pid);
+}
+
+/*
+ * A byte-range lock (fcntl) of another process on the image: QEMU holds OFD locks on the disks
+ * of a running virtual machine (shared ones, on single bytes: any lock at all means the disk is
+ * in use), other programs POSIX locks. A write lock over the whole file conflicts with any of
+ * them; F_OFD_GETLK sees both kinds (F_GETLK before Linux 3.15, POSIX locks only). -1: one is
+ * held (printed), 0: none, or the file system keeps no such locks.
+ */
+static int check_byte_range_locks(int fd, const char *name, const char *cmd)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	int r = fcntl(fd, F_OFD_GETLK, &fl);
+	if (r < 0 && errno == EINVAL) {
+		fl = (struct flock){ .l_type = F_WRLCK, .l_whence = SEEK_SET };
+		r = fcntl(fd, F_GETLK, &fl);
+	}
+	if (r < 0 || fl.l_type == F_UNLCK)
+		return 0;
+	struct stat st;
+	char who[128] = "", range[64];
+	if (!fstat(fd, &st))
+		lock_holder(&st, false, who, sizeof(who));
+	if (!*who && fl.l_pid > 0)
+		snprintf(who, sizeof(who), " (held by PID %ld)", (long)fl.l_pid);
+	if (fl.l_len)
+		snprintf(range, sizeof(range), "bytes %lld-%lld", (long long)fl.l_start,
+			 (long long)(fl.l_start + fl.l_len - 1));
+	else
+		snprintf(range, sizeof(range), "bytes %lld to the end", (long long)fl.l_start);
+	bool ofd = fl.l_pid <= 0; /* (F_OFD_GETLK gives -1 for an OFD lock) */
+	fprintf(stderr, "fclabel %s: %s is locked by another process%s: a%s %s lock on %s%s; "
+		"refusing to write to it: nothing written\n", cmd, qname(name), who,
+		fl.l_type == F_RDLCK ? " shared" : "n exclusive", ofd ? "OFD" : "POSIX", range,
+		ofd ? ", as QEMU takes on the disks of a running virtual machine" : "");
+	return -1;
 }
 
 /*
@@ -477,7 +587,7 @@ static int lock_image(struct image *img, const char *name, bool rw, int how, con
 			}
 			char who[128] = "";
 			if (!fstat(fd, &a))
-				lock_holder(&a, who, sizeof(who));
+				lock_holder(&a, true, who, sizeof(who));
 			if (how == LOCK_NONBLOCK) {
 				fprintf(stderr, "fclabel %s: %s is locked by another process%s; "
 					"--lock=nonblock: nothing done\n", cmd, qname(name), who);
@@ -508,6 +618,12 @@ static int lock_image(struct image *img, const char *name, bool rw, int how, con
 			}
 		}
 		if (!fstat(fd, &a) && !stat(name, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+			/* (looked at once our lock is held: a writer that honours either kind waits
+			 * for ours from now on) */
+			if (rw && check_byte_range_locks(fd, name, cmd)) {
+				close(fd);
+				return -1;
+			}
 			img->lockfd = fd;
 			return 0;
 		}
@@ -523,6 +639,44 @@ static void unlock_image(struct image *img)
 	if (img->lockfd >= 0)
 		close(img->lockfd);
 	img->lockfd = -1;
+}
+
+/* What the path names as the image is opened, for img_still_target: the file locked, when it
+ * is (lock_image made sure the path named it). */
+static int note_target(struct image *img, const char *name, const char *cmd)
+{
+	struct stat st;
+	if (img->lockfd >= 0 ? fstat(img->lockfd, &st) : stat(name, &st)) {
+		fprintf(stderr, "fclabel %s: %s: %s\n", cmd, qname(name), strerror(errno));
+		return -1;
+	}
+	img->dev = st.st_dev;
+	img->ino = st.st_ino;
+	return 0;
+}
+
+int img_still_target(const struct image *img, char *why, size_t n)
+{
+	struct stat st;
+	if (!stat(img->name, &st)) {
+		if (st.st_dev == img->dev && st.st_ino == img->ino)
+			return 1;
+		snprintf(why, n, "%s was replaced by another file during the run", qname(img->name));
+	} else {
+		snprintf(why, n, "%s was moved or removed during the run (%s)", qname(img->name),
+			 strerror(errno));
+	}
+	return 0;
+}
+
+/* After the open: the file libext2fs opened by name is the one noted (and locked). */
+static bool still_target_open(const struct image *img, const char *cmd)
+{
+	char why[512];
+	if (img_still_target(img, why, sizeof(why)))
+		return true;
+	fprintf(stderr, "fclabel %s: %s; nothing written\n", cmd, why);
+	return false;
 }
 
 int img_open(struct image *img, const char *name, unsigned flags, const struct img_params *p,
@@ -543,16 +697,28 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 	if (lock_image(img, name, rw && !(p && p->output), p ? p->lock : LOCK_WAIT, cmd))
 		return -1;
 	if (choose_manager(img, name, rw, p, cmd, &io) || check_mounted(name, rw, cmd, &img->mounted) ||
-	    open_fs(img, name, rw, io, cmd)) {
+	    note_target(img, name, cmd) || open_fs(img, name, rw, io, cmd)) {
 		unlock_image(img);
 		return -1;
 	}
 	img->rw = rw;
 	img->no_sync = p && p->no_sync;
+	if (check_mmp(img, name, cmd)) {
+		ext2fs_free(img->fs);
+		img->fs = NULL;
+		unlock_image(img);
+		return -1;
+	}
+	/* in place, the first write claims the image under MMP (a replay of its journal too); a
+	 * copy never writes the original (img_close looks at its MMP block again before the
+	 * result replaces it) */
+	bool claim = rw && ext2fs_has_feature_mmp(img->fs->super) && !img_whole_or_nothing(img);
+	imgfmt_set_before_write(claim ? mmp_claim : NULL, img);
 	bool reopen = false;
 	if (rw && img_recover(img, cmd, &reopen)) {
 		ext2fs_free(img->fs);
 		img->fs = NULL;
+		imgfmt_set_before_write(NULL, NULL);
 		unlock_image(img);
 		return -1;
 	}
@@ -561,14 +727,23 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 		ext2fs_free(img->fs);
 		img->fs = NULL;
 		if (choose_manager(img, name, rw, p, cmd, &io) || open_fs(img, name, rw, io, cmd)) {
+			imgfmt_set_before_write(NULL, NULL);
 			unlock_image(img);
 			return -1;
 		}
 	}
 	if ((rw && img_begin_writes(img, !img->no_sync, cmd, false)) ||
 	    check_state(img, name, flags, cmd) || check_damage(img, name, cmd) ||
-	    read_bitmaps(img, name, cmd) || (img->repair && img_repair(img, cmd))) {
-		ext2fs_close_free(&img->fs);
+	    read_bitmaps(img, name, cmd) || (rw && !still_target_open(img, cmd)) ||
+	    (img->repair && img_repair(img, cmd))) {
+		/* (refused before anything was written: nothing of it is) */
+		if (imgfmt_overlay_active(img->fs->io))
+			imgfmt_overlay_discard(img->fs->io);
+		if (img->mmp_started)
+			ext2fs_mmp_stop(img->fs);
+		ext2fs_free(img->fs);
+		img->fs = NULL;
+		imgfmt_set_before_write(NULL, NULL);
 		img_release(img);
 		unlock_image(img);
 		return -1;
@@ -618,13 +793,50 @@ bool image_is_labeled(struct image *img)
 	return labeled;
 }
 
+/* A copy's original taken by another node during the run: its MMP block is no longer the clean
+ * one seen at the open (a mount there changes it, even one that has ended). */
+static bool mmp_taken(struct image *img, char *why, size_t n)
+{
+	uint64_t then = img->mmp_time;
+	char what[400];
+	int r;
+
+	if (!ext2fs_has_feature_mmp(img->fs->super))
+		return false;
+	r = mmp_look(img, what, sizeof(what));
+	if (r == MMP_CLEAN && img->mmp_time == then)
+		return false;
+	if (r == MMP_CLEAN)
+		snprintf(what, sizeof(what), "its MMP block was written during the run (another "
+			 "node mounted it)");
+	snprintf(why, n, "%s: %s", qname(img->name), what);
+	return true;
+}
+
 int img_close(struct image *img, const char *cmd)
 {
 	errcode_t rc;
+	char moved[512];
 
 	if (!img->fs) {
 		unlock_image(img);
 		return 0;
+	}
+	/* The path names another file now: a copy is not put over it (the copy writer looks
+	 * again, race-free, as it renames), and in place what is not written yet is not written;
+	 * a copy of an image another node took during the run (MMP) is not put over it either */
+	bool gone = img->rw && !img_still_target(img, moved, sizeof(moved));
+	if ((gone && (img_whole_or_nothing(img) || !imgfmt_written())) ||
+	    (img->rw && !gone && img_whole_or_nothing(img) && imgfmt_written() &&
+	     mmp_taken(img, moved, sizeof(moved)))) {
+		img_abandon(img);
+		ext2fs_free(img->fs); /* (closes the channel: nothing is written) */
+		imgfmt_set_before_write(NULL, NULL);
+		img->fs = NULL;
+		img->lost = gone;
+		unlock_image(img);
+		fprintf(stderr, "fclabel %s: %s; nothing written\n", cmd, moved);
+		return -1;
 	}
 	/* What was written reaches the disk before we say it is done: the inodes first, then
 	 * (when blocks were allocated) ext2fs_close writes and syncs the bitmaps and superblock.
@@ -644,6 +856,8 @@ int img_close(struct image *img, const char *cmd)
 		/* the file system as the last commit left it: nothing of memory written */
 		io->refcount++;
 		img_release(img);
+		if (img->mmp_started)
+			ext2fs_mmp_stop(img->fs); /* (the sequence clean again, in the last commit) */
 		ext2fs_free(img->fs);
 		img->fs = NULL;
 		rc = imgfmt_overlay_end(io, &img->ovst);
@@ -672,6 +886,8 @@ int img_close(struct image *img, const char *cmd)
 	}
 	if (rc) {
 		img_abandon(img);
+		if (img->mmp_started)
+			ext2fs_mmp_stop(img->fs); /* (best effort: the sequence clean again) */
 		ext2fs_free(img->fs); /* (closes the channel: nothing is written) */
 	} else {
 		/* the last commit, then the superblock's marker taken off */
@@ -681,9 +897,19 @@ int img_close(struct image *img, const char *cmd)
 		if (!rc)
 			rc = rc2;
 	}
+	imgfmt_set_before_write(NULL, NULL);
 	img->fs = NULL;
 	img_release(img);
 	unlock_image(img); /* the result is on disk, renamed into place */
+	/* in place: what was written went to the file opened, wherever the path now points */
+	if (!rc && img->rw && !img_whole_or_nothing(img) &&
+	    !img_still_target(img, moved, sizeof(moved))) {
+		img->lost = true;
+		fprintf(stderr, "fclabel %s: %s: what was written went to the file that was opened, "
+			"which that path no longer names (the file there now is untouched)\n", cmd,
+			moved);
+		return -1;
+	}
 said:
 	if (!rc)
 		return 0;

@@ -805,6 +805,9 @@ static void print_outcome(const struct imgcmd *c, const struct label_stats *st, 
 	if (out == OUT_NOTHING)
 		fprintf(sum, "nothing was written: %s is as it was; run again\n",
 			c->tree ? "the tree" : c->ip.output ? "the output" : "the image");
+	else if (out == OUT_PARTIAL && !c->tree && c->img.lost)
+		fprintf(sum, "the %lu label(s) written went to the file that was opened, which %s "
+			"no longer names\n", st->changed, qname(c->target));
 	else if (out == OUT_PARTIAL)
 		fprintf(sum, "the %lu label(s) written before it stay (each whole); run again to "
 			"finish\n", st->written);

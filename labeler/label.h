@@ -31,6 +31,11 @@ struct image {
 	struct imgfmt_overlay_stats ovst; /* what the writes in place took */
 	bool repair;                /* not cleanly closed, written in crash order: repair.c first */
 	bool abandoned;             /* in place, after a failure: closed as the last commit left it */
+	dev_t dev;                  /* the file opened (img_still_target) */
+	ino_t ino;
+	bool lost;                  /* img_close found the path naming another file (or none) */
+	bool mmp_started;           /* in place: MMP claimed (mmp.c), to be made clean at close */
+	uint64_t mmp_time;          /* the MMP block's time when it was opened (clean) */
 };
 enum { IMG_RW = 1, IMG_FORCE = 2 };
 /* How a raw image file is written: in place, or as a labeled copy renamed over it (AUTO: the
@@ -71,6 +76,10 @@ int img_begin_writes(struct image *img, bool sync, const char *cmd, bool verbose
  * leaves (leaked attribute blocks, free counts, reference counts, quota usage) made right, or
  * the image refused when more is wrong. -1 after saying why. */
 int img_repair(struct image *img, const char *cmd);
+/* Whether the image's path still names the file that was opened (device and inode), not another
+ * one moved there (or nothing) during the run: 1, or 0 with why ("IMAGE was replaced by another
+ * file during the run") in why. img_open and img_close ask it; ask it before each write. */
+int img_still_target(const struct image *img, char *why, size_t n);
 /* Whether the root directory carries a label: an image that was never labeled has none. */
 bool image_is_labeled(struct image *img);
 /* A regular file of the image (path inside it, from its root), at most max bytes, into a
@@ -85,6 +94,17 @@ int img_close(struct image *img, const char *cmd);
 /* Whether the image is written whole or not at all (a copy renamed over it, a sparse image):
  * after a failure it is as it was. */
 bool img_whole_or_nothing(const struct image *img);
+
+/* ---- mmp.c: multiple mount protection ---- */
+enum { MMP_NONE, MMP_CLEAN, MMP_HELD, MMP_DAMAGED };
+/* What the image's MMP block says: no mmp feature, clean (nobody holds it; its time noted in
+ * img->mmp_time), held by another node (mounted there, or e2fsck's mark: who, in why) or not a
+ * valid MMP block (why). */
+int mmp_look(struct image *img, char *why, size_t n);
+/* For imgfmt_set_before_write (arg: the image, written in place): claims the image under MMP as
+ * e2fsck does (this waits twice the update interval and a second), so that no other node mounts
+ * it while it is written; ext2fs_close2 releases it (a clean sequence). */
+errcode_t mmp_claim(void *arg, char *why, size_t n);
 
 /* ---- xattr.c ---- */
 struct xattr_ctx;
@@ -343,7 +363,8 @@ bool label_excluded(const struct label_opts *o, const char *path, size_t len);
 /* ---- report.c ---- */
 /* The JSON report's schema (fclabel-report(5), man/fclabel-report.schema.json). */
 #define REPORT_SCHEMA "fclabel-report/1"
-/* A JSON string; file names are bytes: valid UTF-8 passes, any other byte 0xXX becomes the
+/* A JSON string; file names are bytes: valid UTF-8 (RFC 3629: no surrogates, overlong forms or
+ * code points past U+10FFFF) passes, any other byte 0xXX becomes the
  * lone surrogate \udcXX (Python's "surrogateescape" reads it back as that byte). */
 void rpt_json_str(FILE *f, const char *s);
 /* A file name for text output: as it is, or, when it holds a control character, a double quote,

@@ -14,17 +14,43 @@ double rpt_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Length of the valid UTF-8 sequence at s, 0 if none. */
+/*
+ * Length of the valid UTF-8 sequence at s, 0 if none: valid as a strict decoder (RFC 3629,
+ * Python's) takes it, so that what the report writes raw every JSON parser reads. Refused: lead
+ * bytes C0, C1 and F5-FF, overlong forms (E0 80-9F, F0 80-8F), UTF-16 surrogates (ED A0-BF) and
+ * code points past U+10FFFF (F4 90-BF): such a sequence is bytes, each escaped.
+ */
 static int utf8_len(const unsigned char *s)
 {
-	int n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : 0;
-	for (int i = 1; i < n; i++)
+	unsigned char lo = 0x80, hi = 0xbf; /* the range of the second byte */
+	int n;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (int i = 2; i < n; i++)
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
 	return n;
 }
 
-/* A JSON string; file names are bytes: valid UTF-8 passes, any other byte 0xXX becomes the
+/* A JSON string; file names are bytes: valid UTF-8 (RFC 3629: no surrogates, overlong forms or
+ * code points past U+10FFFF) passes, any other byte 0xXX becomes the
  * lone surrogate \udcXX (Python's "surrogateescape" reads it back as that byte). */
 void rpt_json_str(FILE *f, const char *s)
 {

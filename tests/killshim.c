@@ -8,9 +8,17 @@
  * (so not the standard output or error). KILL_COUNT_FILE=PATH writes the number of counted
  * writes there at exit (a run with no kill counts them); KILL_LOG=PATH appends one line per
  * counted write: "N CALL FD OFFSET LENGTH" (the offset -1 when the file position could not be
- * read), to say which block the write that a kill came after was. */
+ * read), to say which block the write that a kill came after was.
+ *
+ * Instead of a signal, at that write: KILL_RENAME_FROM and KILL_RENAME_TO rename the one over the
+ * other, as another program replacing the image during the run would (t_target), or with
+ * KILL_RENAME_ON=exchange just before the first renameat2 (as the result is put in place);
+ * KILL_OVERWRITE_FROM and KILL_OVERWRITE_TO copy the one's bytes into the other in place (the
+ * same inode), as another machine writing the image would (t_mmp). KILL_NO_EXCHANGE=1: renameat2
+ * fails with EINVAL, as on a file system without RENAME_EXCHANGE. Whatever it is happens once. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -66,15 +74,73 @@ static void note(const char *call, int fd, long long off, long long len)
 	close(lfd);
 }
 
+static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
+static int fired;
+
+static void overwrite(const char *from, const char *to)
+{
+	int in = open(from, O_RDONLY), out = open(to, O_WRONLY);
+	char buf[65536];
+	ssize_t r;
+	off_t o = 0;
+	if (!real_pwrite)
+		real_pwrite = (ssize_t (*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite64");
+	while (in >= 0 && out >= 0 && (r = read(in, buf, sizeof(buf))) > 0 &&
+	       real_pwrite(out, buf, (size_t)r, o) == r)
+		o += r;
+	if (out >= 0) {
+		fsync(out);
+		close(out);
+	}
+	if (in >= 0)
+		close(in);
+}
+
+static void event(void)
+{
+	const char *from = getenv("KILL_RENAME_FROM"), *to = getenv("KILL_RENAME_TO");
+	const char *ofrom = getenv("KILL_OVERWRITE_FROM"), *oto = getenv("KILL_OVERWRITE_TO");
+	fired = 1;
+	if (from && to) {
+		rename(from, to);
+		return;
+	}
+	if (ofrom && oto) {
+		overwrite(ofrom, oto);
+		return;
+	}
+	const char *s = getenv("KILL_SIGNAL");
+	kill(getpid(), s ? atoi(s) : SIGKILL);
+}
+
+static int on_exchange(void)
+{
+	const char *e = getenv("KILL_RENAME_ON");
+	return e && !strcmp(e, "exchange");
+}
+
 static void tick(const char *call, int fd, long long off, long long len)
 {
 	init();
 	counted++;
 	note(call, fd, off, len);
-	if (--n == 0) {
-		const char *s = getenv("KILL_SIGNAL");
-		kill(getpid(), s ? atoi(s) : SIGKILL);
+	if (!fired && !on_exchange() && --n == 0)
+		event();
+}
+
+int renameat2(int ofd, const char *from, int nfd, const char *to, unsigned flags)
+{
+	static int (*real)(int, const char *, int, const char *, unsigned);
+	if (!fired && on_exchange())
+		event();
+	const char *e = getenv("KILL_NO_EXCHANGE");
+	if (e && *e == '1') {
+		errno = EINVAL;
+		return -1;
 	}
+	if (!real)
+		real = (int (*)(int, const char *, int, const char *, unsigned))dlsym(RTLD_NEXT, "renameat2");
+	return real(ofd, from, nfd, to, flags);
 }
 
 __attribute__((destructor)) static void report(void)

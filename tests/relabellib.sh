@@ -96,7 +96,7 @@ rl_summary() {
 # KIND events (mount point stripped), sorted, one a line.
 rl_events() {
 	rl_jsonev "$1" "$2" | awk -F'\t' -v mp="$3" '
-		NR == FNR { g[$1] = $2; next }
+		FILENAME == ARGV[1] { g[$1] = $2; next }
 		{ p = $1
 		  if (mp != "" && index(p, mp) == 1) { p = substr(p, length(mp) + 1); if (p == "") p = "/" }
 		  print ((p in g) ? g[p] : "NOT-IN-IMAGE:" p) }' "$4.groups" - | sort -u
@@ -117,7 +117,7 @@ rl_jsonev() {
 
 # rl_changed BEFORE AFTER MANIFEST: the groups of the paths whose label differs, sorted.
 rl_changed() {
-	paste "$1" "$2" | awk -F'\t' 'NR == FNR { g[$1] = $2; next } $2 != $4 { print g[$1] }' \
+	paste "$1" "$2" | awk -F'\t' 'FILENAME == ARGV[1] { g[$1] = $2; next } $2 != $4 { print g[$1] }' \
 		"$3.groups" - | sort -u
 }
 
@@ -184,7 +184,7 @@ rl_case() {
 	# (a) the same labels as a full label with TO (but for the RL_EXCEPT paths)
 	if [ -n "${RL_EXCEPT:-}" ]; then
 		for _f in relabel full; do
-			awk -F'\t' 'NR == FNR { x[$1] = 1; next } !($1 in x)' "$RL_EXCEPT" "$_d/$_f.dump" >"$_d/$_f.cmpdump"
+			awk -F'\t' 'FILENAME == ARGV[1] { x[$1] = 1; next } !($1 in x)' "$RL_EXCEPT" "$_d/$_f.dump" >"$_d/$_f.cmpdump"
 		done
 	else
 		ln -sf relabel.dump "$_d/relabel.cmpdump"

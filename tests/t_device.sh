@@ -194,9 +194,9 @@ rl_dump c.img "$M" c.dump
 awk -F'\t' -v a="$PKGB" -v b="$SDK" '$1 == a || index($1, a "/") == 1 || $1 == b || index($1, b "/") == 1 { print $1 }' \
 	C0.dump | sort >c.sub
 cnt=$(wc -l <c.sub)
-expect_eq "(c) only the two trees change" "$(differ C0.dump c.dump | awk 'NR == FNR { s[$1] = 1; next } !($1 in s)' c.sub - | wc -l)" 0
+expect_eq "(c) only the two trees change" "$(differ C0.dump c.dump | awk 'FILENAME == ARGV[1] { s[$1] = 1; next } !($1 in s)' c.sub - | wc -l)" 0
 expect_eq "(c) both relabeled whole, as the full label labels them ($cnt paths)" \
-	"$(differ c.dump L.dump | awk 'NR == FNR { s[$1] = 1; next } ($1 in s)' c.sub - | wc -l)" 0
+	"$(differ c.dump L.dump | awk 'FILENAME == ARGV[1] { s[$1] = 1; next } ($1 in s)' c.sub - | wc -l)" 0
 expect_eq "(c) the levels set by hand elsewhere stay" "$(differ c.dump L.dump | tr '\n' ' ')" "$H"
 expect_eq "(c) --json: the two package directories found wrong" \
 	"$(jpaths c.json package-wrong | tr '\n' ' ')$(jnum c.json as_device.packages_wrong)" \

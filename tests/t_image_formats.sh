@@ -317,6 +317,29 @@ if mkimg w128.img tree 8M -t ext4 -I 128 && mkimg w256.img tree 8M -t ext4 -I 25
 		bad "hard-linked 128: the other name does not see the labels"
 	expect_match "hard-linked 128: a warning says why" "$(cat "$OUT/hard.err")" "*hard links: written in place*"
 	rm -f h2.img
+	# -o keeps the input's mode, and its owner where it can (root), as the copy renamed over the
+	# image keeps them: a new OUT and one that exists, raw and sparse (it wrote 0600)
+	modes() { stat -c '%a %u:%g' "$1"; }
+	cp w256.img m.img && chmod 0644 m.img
+	[ "$(id -u)" = 0 ] && chown 1234:2345 m.img
+	want_m=$(modes m.img)
+	rm -f mo.img
+	run omode "$FCLABEL" label m.img -S fc -o mo.img
+	expect_rc "-o: label" 0
+	expect_eq "-o (a new file): the input's mode and owner" "$(modes mo.img)" "$want_m"
+	: >mo.img && chmod 0600 mo.img
+	run omode "$FCLABEL" label m.img -S fc -o mo.img
+	expect_eq "-o (over a file): the input's mode and owner" "$(modes mo.img)" "$want_m"
+	cp m.img ma.img && chmod 0644 ma.img
+	[ "$(id -u)" = 0 ] && chown 1234:2345 ma.img
+	run omode "$FCLABEL" label ma.img -S fc --atomic
+	expect_eq "--atomic: the image keeps its mode and owner" "$(modes ma.img)" "$want_m"
+	img2simg w256.img ms.img && chmod 0644 ms.img
+	[ "$(id -u)" = 0 ] && chown 1234:2345 ms.img
+	rm -f mso.img
+	run omode "$FCLABEL" label ms.img -S fc -o mso.img
+	expect_rc "-o, sparse: label" 0
+	expect_eq "-o, sparse: the input's mode and owner" "$(modes mso.img)" "$want_m"
 	# no room beside it (an immutable directory lets nothing be created): --atomic refuses and
 	# changes nothing; the default writes in place with a warning
 	mkdir -p imm && cp w128.img imm/i.img

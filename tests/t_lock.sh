@@ -9,7 +9,12 @@
 #   new file, not the unlinked one;
 # - two labelers racing on one image with two policies, at several offsets, with 256-byte inodes
 #   (in place) and 128-byte inodes (a copy renamed over it): the image is always one of the two
-#   runs' results whole (check with that policy finds nothing) and e2fsck -fn is clean.
+#   runs' results whole (check with that policy finds nothing) and e2fsck -fn is clean;
+# - a byte-range lock (fcntl) of another process, as QEMU holds on the disks of a running virtual
+#   machine (an OFD read lock on one byte), or a classic POSIX write lock over the whole file:
+#   label refuses at once (exit 2, naming the process and "nothing written"), the image stays byte
+#   for byte; check reads it; --lock=no takes no lock and looks at none; once the holder is
+#   gone, label writes.
 . "$TOP/tests/imglib.sh"
 need_image_tools
 command -v flock >/dev/null 2>&1 || skip "flock(1) is not installed (util-linux)"
@@ -80,6 +85,54 @@ expect_eq "check beside an exclusive lock refuses with nonblock" "$?" 2
 expect_eq "check --lock=no takes none" "$?" 0
 kill "$holder"
 wait "$holder" 2>/dev/null
+
+# ---- byte-range locks of other processes (fcntl: OFD, as QEMU takes them, and POSIX) ----
+# holdlock KIND: a process (python3, its name in /proc) holding a lock on small.img until killed
+holdlock() {
+	rm -f held
+	"$PY" - "$1" <<'EOF' &
+import fcntl, os, struct, sys, time
+fd = os.open("small.img", os.O_RDWR)
+if sys.argv[1] == "ofd":
+    # QEMU's way: a shared lock on one byte of its permission range, through its open file
+    fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("hhqqi", fcntl.F_RDLCK, os.SEEK_SET, 100, 1, 0))
+else:
+    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # F_SETLK, F_WRLCK, the whole file
+open("held", "w").close()
+time.sleep(60)
+EOF
+	holder=$!
+	for _i in $(seq 1 100); do [ -e held ] && break; sleep 0.05; done
+}
+small_tree stree
+mkimg small.img stree 8M -t ext4 -I 256 || finish
+cp small.img small.orig
+for kind in ofd posix; do
+	cp small.orig small.img
+	holdlock $kind
+	t0=$(date +%s%N)
+	"$FCLABEL" label small.img -S fcA >bl.out 2>bl.err
+	blrc=$?
+	t1=$(date +%s%N)
+	expect_eq "$kind lock: label refused" "$blrc" 2
+	expect_match "$kind lock: says which process holds it, and that nothing was written" "$(cat bl.err)" \
+		"*small.img is locked by another process (held by PID $holder, python3): a*lock on bytes*nothing written*"
+	[ $(((t1 - t0) / 1000000)) -le 5000 ] && ok "$kind lock: refused at once ($(((t1 - t0) / 1000000)) ms)" ||
+		bad "$kind lock: waited $(((t1 - t0) / 1000000)) ms"
+	expect_eq "$kind lock: the image is byte for byte as it was" "$(cmp -s small.img small.orig && echo same)" same
+	"$FCLABEL" check small.img -S fcA >/dev/null 2>bc.err
+	expect_eq "$kind lock: check reads it (exit 1: not labeled)" "$?" 1
+	kill "$holder"
+	wait "$holder" 2>/dev/null
+done
+holdlock ofd
+"$FCLABEL" label small.img -S fcA --lock=no >/dev/null 2>bn.err
+expect_eq "ofd lock: --lock=no looks at no lock: label writes" "$?" 0
+kill "$holder"
+wait "$holder" 2>/dev/null
+cp small.orig small.img
+"$FCLABEL" label small.img -S fcA >/dev/null 2>ba.err
+expect_eq "no lock held any more: label writes" "$?" 0
 
 # ---- replaced while waiting ----
 cp base256 img

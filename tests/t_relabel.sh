@@ -73,7 +73,7 @@ run_edits() {
 		fi
 		# fclabel explain: the first spec listed is the one that decided a changed file
 		_ev=$(rl_jsonev "$RL_DIR/relabel.json" changed |
-			awk -F'\t' -v mp="$_mp" 'NR == FNR { l[$1] = 1; next }
+			awk -F'\t' -v mp="$_mp" 'FILENAME == ARGV[1] { l[$1] = 1; next }
 				{ p = $1; if (mp != "") p = substr(p, length(mp) + 1); if (!(p in l)) { print; exit } }' \
 				"$OUT/$_tag/linked" -)
 		if [ -n "$_ev" ]; then

@@ -48,8 +48,10 @@ def main():
     bad = 0
     for p in files:
         try:
-            with open(p, encoding="utf-8", errors="surrogateescape") as f:
-                doc = json.load(f)
+            # strict UTF-8, as any JSON parser reads it: a file name's bytes that are not
+            # UTF-8 are escaped in the report (\udcXX), never written raw
+            with open(p, "rb") as f:
+                doc = json.loads(f.read().decode("utf-8"))
         except (OSError, ValueError) as e:
             print("%s: not valid JSON: %s" % (p, e))
             bad += 1
