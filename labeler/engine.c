@@ -562,6 +562,9 @@ void label_read_only(struct run *r, const char *path)
 
 bool label_image_refused(struct run *r, errcode_t rc)
 {
+	/* the claims scan stopped at SIGINT or SIGTERM: the walk stops at the next file */
+	if (rc == CLAIMS_E_INTERRUPTED)
+		return true;
 	if (rc != XATTR_E_CLAIMS)
 		return false;
 	r->refused = true;

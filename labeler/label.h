@@ -106,13 +106,15 @@ typedef int (*itable_fn)(ext2_filsys fs, ext2_ino_t ino, const struct ext2_inode
 errcode_t itable_each(ext2_filsys fs, itable_fn fn, void *arg);
 /* Every block the file system's metadata and its inodes claim, as e2fsck's pass 1 finds them,
  * against each other and the block bitmap: the first block claimed twice (cross, naming inode
- * and block; "" when none) and the first claimed block the bitmap calls free (free). Claims
- * outside the file system and damaged tree nodes are e2fsck's to drop, and not counted. 0, or
- * an errcode_t when the tables could not be read. */
+ * and block; "" when none: the scan stops there) and the first claimed block the bitmap calls
+ * free (free). With shared_blocks, files may share data blocks. Claims outside the file system
+ * and damaged tree nodes are e2fsck's to drop, and not counted. 0; CLAIMS_E_INTERRUPTED at
+ * SIGINT or SIGTERM (label_stop_signal); or an errcode_t when a block could not be read. */
 struct claims_result {
 	char cross[256];
 	char free[256];
 };
+#define CLAIMS_E_INTERRUPTED ((errcode_t)-13) /* (not an errno value, nor libext2fs's) */
 errcode_t claims_scan(ext2_filsys fs, struct claims_result *res);
 
 /* ---- quota.c ---- */

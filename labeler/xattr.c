@@ -147,6 +147,8 @@ static errcode_t alloc_gate(ext2_filsys fs, blk64_t goal, blk64_t *ret)
 const char *xattr_strerror(const struct xattr_ctx *x, errcode_t rc)
 {
 	switch (rc) {
+	case CLAIMS_E_INTERRUPTED:
+		return "interrupted";
 	case XATTR_E_CLAIMS:
 		return x->refusal ? x->refusal : "?";
 	case XATTR_E_INLINE_SYMLINK:
