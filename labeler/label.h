@@ -124,6 +124,10 @@ struct quota *quota_new(ext2_filsys fs);
 void quota_free(struct quota *q);
 /* bytes more (or less) space used by the inode's owner, group and project: added up, 0 or ENOMEM. */
 int quota_charge(struct quota *q, const struct ext2_inode_large *inode, int64_t bytes);
+/* Whether the quota files may be written, before the first write: each quota inode reserved or
+ * in use, a regular file, a v2 quota file of its type whose tree is readable. 0, or an
+ * errcode_t with why (naming the quota type and the inode). */
+errcode_t quota_check(struct quota *q, char *why, size_t n);
 /* The changes made in the quota files (existing entries only): 0, or an errcode_t with why. */
 errcode_t quota_commit(struct quota *q, char *why, size_t n);
 

@@ -86,6 +86,7 @@ struct xattr_ctx {
 	bool scanned;       /* the image's block claims were looked at (claims.c) */
 	double claims_seconds; /* ... in this long */
 	struct claims_result claims;
+	char why[512];      /* a refusal that is not the claims' (the quota files) */
 	const char *refusal; /* why the image is refused (XATTR_E_CLAIMS) */
 	bool no_alloc;      /* while set, no block may be taken (an inline-data symlink) */
 	struct quota *quota; /* quota usage to keep right (NULL: no quota feature) */
@@ -106,8 +107,16 @@ static errcode_t may_write(struct xattr_ctx *x)
 {
 	if (!x->scanned) {
 		struct timespec t0, t1;
+		errcode_t rc;
+		/* (a quota file found wrong only at the commit is one the labels were written
+		 * without) */
+		if (quota_check(x->quota, x->why, sizeof(x->why))) {
+			x->scanned = true;
+			x->refusal = x->why;
+			return XATTR_E_CLAIMS;
+		}
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		errcode_t rc = claims_scan(x->fs, &x->claims);
+		rc = claims_scan(x->fs, &x->claims);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		x->claims_seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 		if (rc)

@@ -1,6 +1,7 @@
-# Hostile images (issue 30, cases 9 and 11, shared_blocks), each built here by hand (mke2fs,
-# then debugfs and byte edits) and labeled under a time bound (timeout 60): what must be refused is refused quickly, with exit 2 and the image byte for byte as
-# it was; what is legal is labeled and left clean by e2fsck -fn.
+# Hostile images (issue 30, cases 9 to 11, shared_blocks), each built here by hand (mke2fs,
+# then debugfs and byte edits) and labeled under a time bound (timeout 60): what must be
+# refused is refused quickly, with exit 2 and the image byte for byte as it was; what is legal
+# is labeled and left clean by e2fsck -fn.
 #   dag, dag1    an extent tree whose every index entry points at one next-level block (depth 4;
 #                full leaves, or one extent a leaf): each node is entered once, the second claim
 #                (of the data block, of the leaf) refuses
@@ -8,6 +9,9 @@
 #   twice        a block claimed twice by the same inode back to back (no bigalloc): refused
 #   signal       SIGTERM while the claims scan reads a tree node: the scan stops there, nothing
 #                is written, fclabel dies by SIGTERM
+#   quota_*      a quota inode that is unused (its block map on the inode table), a directory,
+#                not a quota file, or a quota tree pointing past its end: refused before any
+#                write, naming the quota type, the inode and why; a good one is used
 #   shared       shared_blocks: two files sharing a data block are labeled (128- and 256-byte
 #                inodes), e2fsck -fn clean after, their data unchanged
 #   shared_meta  shared_blocks does not make an inode table block a file's data: refused
@@ -174,6 +178,47 @@ if cc -shared -fPIC -O2 -o readsig.so "$TOP/tests/readsig.c" -ldl 2>/dev/null; t
 else
 	echo "no C compiler for the read shim: the signal case skipped"
 fi
+
+# ---- case 10: quota inodes (1 KiB blocks, 128-byte inodes: every label takes a block and is
+# charged to its owner) ----
+mke2fs -q -F -t ext4 -b 1024 -I 128 -O quota -E quotatype=usrquota:grpquota -d tree quota.img 8M \
+	>/dev/null 2>&1 || bad "quota: mke2fs"
+e2fsck -fy quota.img >/dev/null 2>&1 # (mke2fs -d leaves the usage to e2fsck)
+fsck_clean quota.img "quota: the base image"
+qa=$(firstblk quota.img "<3>")
+it=$(itable quota.img)
+# an unused inode (100) made a copy of the user quota file whose last block (the leaf holding id
+# 0's entry) is the inode table's first block, named as the user quota file
+cp quota.img q_unused.img
+debugfs -w -R "copy_inode <3> <100>" q_unused.img >/dev/null 2>&1
+debugfs -w -R "sif <100> links_count 0" q_unused.img >/dev/null 2>&1
+qmap=$(for l in 0 1 2 3 4; do debugfs -R "bmap <3> $l" quota.img 2>/dev/null; done)
+iblock q_unused.img "<100>" $(C map q_unused.img $qmap "$it")
+debugfs -w -R "ssv usr_quota_inum 100" q_unused.img >/dev/null 2>&1
+hostile q_unused q_unused.img -S fc
+refused q_unused q_unused.img "*refusing to write to it: the user quota file (inode 100) is not in use*"
+# the root directory named as the group quota file
+cp quota.img q_dir.img
+debugfs -w -R "ssv grp_quota_inum 2" q_dir.img >/dev/null 2>&1
+hostile q_dir q_dir.img -S fc
+refused q_dir q_dir.img "*refusing to write to it: the group quota file (inode 2) is not a regular file*"
+# a regular file that is not a quota file (of a quota file's size; and of another size)
+for f in k8 big; do
+	cp quota.img q_magic_$f.img
+	debugfs -w -R "ssv usr_quota_inum $(ino quota.img /a/$f)" q_magic_$f.img >/dev/null 2>&1
+	hostile q_magic_$f q_magic_$f.img -S fc
+	refused q_magic_$f q_magic_$f.img "*refusing to write to it: the user quota file (inode $(ino quota.img /a/$f)) is not a v2 quota file (*"
+done
+# the user quota file's tree root (its block 1) points past the file's end
+cp quota.img q_tree.img
+C poke q_tree.img $(($(debugfs -R "bmap <3> 1" quota.img 2>/dev/null) * 1024)) 9999
+hostile q_tree q_tree.img -S fc
+refused q_tree q_tree.img "*refusing to write to it: the user quota file (inode 3)*block 9999*"
+# a good one is used: labeled, usage right
+cp quota.img q_ok.img
+hostile q_ok q_ok.img -S fc
+expect_eq "q_ok: labeled (exit 0)" "$rc" 0
+fsck_clean q_ok.img "q_ok: usage right"
 
 # ---- shared_blocks: what e2fsdroid -s makes; data blocks shared between files are legal ----
 for k in 128 256; do
