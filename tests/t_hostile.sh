@@ -1,7 +1,7 @@
-# Hostile images (issue 30, cases 9 to 11, shared_blocks), each built here by hand (mke2fs,
-# then debugfs and byte edits) and labeled under a time bound (timeout 60): what must be
-# refused is refused quickly, with exit 2 and the image byte for byte as it was; what is legal
-# is labeled and left clean by e2fsck -fn.
+# Hostile images (issue 30, cases 9 to 11, shared_blocks, a feature pair e2fsck calls invalid),
+# each built here by hand (mke2fs, then debugfs and byte edits) and labeled under a time bound
+# (timeout 60): what must be refused is refused quickly, with exit 2 and the image byte for byte
+# as it was; what is legal is labeled and left clean by e2fsck -fn.
 #   dag, dag1    an extent tree whose every index entry points at one next-level block (depth 4;
 #                full leaves, or one extent a leaf): each node is entered once, the second claim
 #                (of the data block, of the leaf) refuses
@@ -15,6 +15,7 @@
 #   shared       shared_blocks: two files sharing a data block are labeled (128- and 256-byte
 #                inodes), e2fsck -fn clean after, their data unchanged
 #   shared_meta  shared_blocks does not make an inode table block a file's data: refused
+#   meta_bg      resize_inode with meta_bg: refused on open for writing, naming both features
 . "${TOP:-$(cd "$(dirname "$0")/.." && pwd)}/tests/imglib.sh"
 need_image_tools
 command -v timeout >/dev/null 2>&1 || skip "timeout is not installed (Debian package coreutils)"
@@ -246,4 +247,12 @@ debugfs -w -R "sif /b/g3 block[5] $(($(itable shared_meta.img) + 1))" shared_met
 hostile shared_meta shared_meta.img -S fc
 refused shared_meta shared_meta.img "*refusing to write to it: block $(($(itable shared_meta.img) + 1)) is claimed by inode * and by another inode or the file system's own metadata*"
 
+# ---- resize_inode with meta_bg, which e2fsck calls invalid: refused on open for writing ----
+mke2fs -q -F -t ext4 -b 1024 -I 256 -d tree metabg.img 8M >/dev/null 2>&1 || bad "meta_bg: mke2fs"
+debugfs -w -R "feature meta_bg" metabg.img >/dev/null 2>&1
+expect_match "meta_bg: e2fsck calls the pair invalid" "$(e2fsck -fn metabg.img 2>&1)" "*esize_inode and meta_bg features are enabled*"
+hostile meta_bg metabg.img -S fc
+refused meta_bg metabg.img "*resize_inode and meta_bg*"
+"$FCLABEL" check metabg.img -S fc >meta_bg.check.out 2>&1
+expect_eq "meta_bg: check still reads it (exit 1: labels missing)" "$?" 1
 finish
