@@ -6,12 +6,12 @@
  * that block out (and the label would overwrite a file).
  *
  * Claims: the superblocks and group descriptors (with the reserved ones), each group's bitmaps
- * and inode table, the MMP block; for every inode in use (links count not 0, or one of the
- * reserved inodes), its attribute block (shared between inodes: claimed once) and its blocks:
- * the extent tree's nodes and extents, or the indirect blocks and what they map. The resize
- * inode claims only its double-indirect block (the reserved descriptors it maps are the groups').
- * The inode tables are read a megabyte at a time, skipping what the group descriptors say was
- * never used, as libext2fs's inode scan does.
+ * and inode table, the MMP block; for every inode in use (links count not 0, one of the
+ * reserved inodes, or an orphan: orphans.c), its attribute block (shared between inodes: claimed
+ * once) and its blocks: the extent tree's nodes and extents, or the indirect blocks and what they
+ * map. The resize inode claims only its double-indirect block (the reserved descriptors it maps
+ * are the groups'). The inode tables are read a megabyte at a time, skipping what the group
+ * descriptors say was never used, as libext2fs's inode scan does.
  *
  * The image says what its trees are, so the scan costs what the image is, not what it says: a
  * tree node is a block like any other, claimed when it is entered, so a node met a second time
@@ -33,6 +33,7 @@
 
 struct claims {
 	ext2_filsys fs;
+	const struct orphans *orphans;
 	ext2fs_block_bitmap claimed; /* every claim */
 	ext2fs_block_bitmap ea;      /* the attribute blocks among them */
 	ext2fs_block_bitmap owned;   /* shared_blocks: the claims other than file data, which
@@ -256,7 +257,7 @@ static int each_claim(ext2_filsys fs, ext2_ino_t ino, const struct ext2_inode *i
 	struct claims *c = arg;
 	if (stopped(c))
 		return -1;
-	if (ino >= EXT2_FIRST_INO(fs->super) && !in->i_links_count)
+	if (ino >= EXT2_FIRST_INO(fs->super) && !inode_holds_blocks(c->orphans, ino, in))
 		return 0;
 	if (ino < EXT2_FIRST_INO(fs->super) && ino != EXT2_ROOT_INO && !in->i_mode &&
 	    !in->i_blocks && !in->i_links_count)
@@ -265,9 +266,9 @@ static int each_claim(ext2_filsys fs, ext2_ino_t ino, const struct ext2_inode *i
 	return stopped(c) ? -1 : 0;
 }
 
-errcode_t claims_scan(ext2_filsys fs, struct claims_result *res)
+errcode_t claims_scan(ext2_filsys fs, const struct orphans *orphans, struct claims_result *res)
 {
-	struct claims c = { .fs = fs, .res = res };
+	struct claims c = { .fs = fs, .orphans = orphans, .res = res };
 	errcode_t rc;
 
 	res->cross[0] = res->free[0] = 0;

@@ -92,11 +92,26 @@ errcode_t xattr_commit_quota(struct xattr_ctx *x, char *why, size_t n);
  * how long the look at the image's block claims took (claims.c). */
 void xattr_stats(const struct xattr_ctx *x, unsigned long *allocated, unsigned long *shared,
 		 double *claims_seconds);
-/* After a labeling walk: the reference counts of the label-only blocks made right. */
+/* The image's orphans (orphans.c), read once: they hold references like any inode in use. */
+struct orphans;
+errcode_t xattr_orphans(struct xattr_ctx *x, const struct orphans **o);
+/* After a labeling walk: the reference counts of the label-only blocks made right (the
+ * orphans' references counted). */
 errcode_t xattr_reconcile(struct xattr_ctx *x, unsigned long *fixed);
 /* The label blocks held in memory written to the image (before it is closed, and before
  * anything else reads attribute blocks from it). 0 or an errcode_t. */
 errcode_t xattr_write_back(struct xattr_ctx *x);
+
+/* ---- orphans.c ---- */
+/* The orphans of an image copied from a mounted file system (the orphan list, the orphan file):
+ * open but deleted inodes that hold their blocks and attribute-block references until a mount
+ * releases them (struct orphans: above). */
+/* Reads them (at most s_inodes_count, whatever the image says): 0, or an errcode_t. */
+errcode_t orphans_read(ext2_filsys fs, struct orphans **out);
+void orphans_free(struct orphans *o);
+/* Whether an inode holds its blocks and its attribute block's reference: its links count is not
+ * 0, or it is an orphan (o may be NULL: none). */
+bool inode_holds_blocks(const struct orphans *o, ext2_ino_t ino, const struct ext2_inode *in);
 
 /* ---- claims.c ---- */
 /* Called for every inode of the inode tables that may be in use (inode as on disk, isize bytes);
@@ -104,18 +119,19 @@ errcode_t xattr_write_back(struct xattr_ctx *x);
 typedef int (*itable_fn)(ext2_filsys fs, ext2_ino_t ino, const struct ext2_inode *inode,
 			 void *arg);
 errcode_t itable_each(ext2_filsys fs, itable_fn fn, void *arg);
-/* Every block the file system's metadata and its inodes claim, as e2fsck's pass 1 finds them,
- * against each other and the block bitmap: the first block claimed twice (cross, naming inode
- * and block; "" when none: the scan stops there) and the first claimed block the bitmap calls
- * free (free). With shared_blocks, files may share data blocks. Claims outside the file system
- * and damaged tree nodes are e2fsck's to drop, and not counted. 0; CLAIMS_E_INTERRUPTED at
- * SIGINT or SIGTERM (label_stop_signal); or an errcode_t when a block could not be read. */
+/* Every block the file system's metadata and its inodes (those in use, and the orphans) claim,
+ * as e2fsck's pass 1 finds them, against each other and the block bitmap: the first block
+ * claimed twice (cross, naming inode and block; "" when none: the scan stops there) and the
+ * first claimed block the bitmap calls free (free). With shared_blocks, files may share data
+ * blocks. Claims outside the file system and damaged tree nodes are e2fsck's to drop, and not
+ * counted. 0; CLAIMS_E_INTERRUPTED at SIGINT or SIGTERM (label_stop_signal); or an errcode_t
+ * when a block could not be read. */
 struct claims_result {
 	char cross[256];
 	char free[256];
 };
 #define CLAIMS_E_INTERRUPTED ((errcode_t)-13) /* (not an errno value, nor libext2fs's) */
-errcode_t claims_scan(ext2_filsys fs, struct claims_result *res);
+errcode_t claims_scan(ext2_filsys fs, const struct orphans *orphans, struct claims_result *res);
 
 /* ---- quota.c ---- */
 struct quota;
