@@ -149,14 +149,14 @@ static errcode_t find_entry(ext2_file_t f, uint32_t id, char *buf, uint64_t *at)
 
 /*
  * Whether a quota file may be written, looked at before the first write: the superblock names
- * its inode, and nothing else vouches for it. An inode neither reserved nor in use may map
- * anything (once, the inode table: the commit overwrote the root inode), and the claims scan
- * does not look at its blocks; a directory or a file of other contents is found out otherwise
- * only when the labels are written. So the inode is reserved or in use (then the claims scan
- * claims what it maps), a regular file, a v2 quota file of its type (header magic and
- * version), and its tree (a 4-level radix tree of 1 KiB blocks from block 1) readable: every
- * block it points to inside the file (dqi_blocks), each tree block met once (a block met twice
- * is a loop), so that what the image says costs at most what it holds.
+ * its inode, and nothing else vouches for it. An unused inode's block map may point anywhere
+ * (at the inode table: the commit then overwrote the root inode), and the claims scan does not
+ * look at it; a directory or a file of other contents was found out only once the labels were
+ * written. So the inode is reserved or in use (then the claims scan claims what it maps), a
+ * regular file, a v2 quota file of its type (header magic and version), and its tree (a 4-level
+ * radix tree of 1 KiB blocks from block 1) readable: every block it points to inside the file
+ * (dqi_blocks), each tree block met once (one met twice is a loop), so that what the image
+ * says costs at most what it holds.
  */
 struct qtree {
 	ext2_file_t f;
@@ -206,80 +206,78 @@ static errcode_t tree_walk(struct qtree *t, uint32_t from, uint32_t blk, int dep
 	return 0;
 }
 
+/* What is wrong with the quota file's inode (NULL: nothing). A size past the image's would
+ * leave the tree's bounds to the image's word alone. */
+static const char *inode_bad(ext2_filsys fs, ext2_ino_t ino, const struct ext2_inode *in)
+{
+	uint64_t size = EXT2_I_SIZE(in);
+	if (ino >= EXT2_FIRST_INO(fs->super) &&
+	    (!in->i_links_count || (fs->inode_map && !ext2fs_test_inode_bitmap2(fs->inode_map, ino))))
+		return "is not in use (neither a reserved inode nor a file)";
+	if (!LINUX_S_ISREG(in->i_mode))
+		return "is not a regular file";
+	if (size < 2 * QT_BLK || size % QT_BLK)
+		return "is not a v2 quota file (its size is not a whole number of 1 KiB blocks, at "
+		       "least two)";
+	if (size > (uint64_t)ext2fs_blocks_count(fs->super) * fs->blocksize)
+		return "is not a v2 quota file (its size is past the image's)";
+	return NULL;
+}
+
+/* The header (struct v2_disk_dqheader: magic, version; then v2_disk_dqinfo's dqi_blocks), then
+ * the tree. */
+static errcode_t check_contents(struct qtree *t, uint32_t magic, uint64_t size)
+{
+	uint32_t hdr[6];
+	errcode_t rc = qread(t->f, 0, t->buf);
+	if (rc)
+		return rc;
+	memcpy(hdr, t->buf, sizeof(hdr));
+	if (ext2fs_le32_to_cpu(hdr[0]) != magic || ext2fs_le32_to_cpu(hdr[1]) != 1) {
+		snprintf(t->why, t->n, "the %s quota file (inode %u) is not a v2 quota file (magic "
+			 "%#x, version %u)", t->type, t->ino, ext2fs_le32_to_cpu(hdr[0]),
+			 ext2fs_le32_to_cpu(hdr[1]));
+		return EXT2_ET_BAD_MAGIC;
+	}
+	t->nblocks = ext2fs_le32_to_cpu(hdr[5]);
+	if (t->nblocks > size / QT_BLK)
+		t->nblocks = (uint32_t)(size / QT_BLK);
+	if (t->nblocks < 2) {
+		snprintf(t->why, t->n, "the %s quota file (inode %u) is not a v2 quota file (its header "
+			 "gives it %u blocks)", t->type, t->ino, ext2fs_le32_to_cpu(hdr[5]));
+		return EXT2_ET_BAD_MAGIC;
+	}
+	if (!(t->seen = calloc(t->nblocks, 1)))
+		return ENOMEM;
+	return tree_walk(t, 0, 1, 0);
+}
+
 static errcode_t check_type(struct quota *q, int type, char *why, size_t n)
 {
 	ext2_filsys fs = q->fs;
 	ext2_ino_t ino = q->file[type];
 	struct ext2_inode in;
 	struct qtree t = { .why = why, .n = n, .type = type_names[type], .ino = ino };
-	const char *bad = NULL;
+	const char *bad;
 	errcode_t rc;
 
 	if (ino > fs->super->s_inodes_count) {
 		snprintf(why, n, "the %s quota file (inode %u) is past the last inode (%u)",
-			 type_names[type], ino, fs->super->s_inodes_count);
+			 t.type, ino, fs->super->s_inodes_count);
 		return EXT2_ET_BAD_INODE_NUM;
 	}
-	if ((rc = ext2fs_read_inode(fs, ino, &in))) {
-		snprintf(why, n, "the %s quota file (inode %u) cannot be read: %s", type_names[type],
-			 ino, error_message(rc));
-		return rc;
-	}
-	if (ino >= EXT2_FIRST_INO(fs->super) &&
-	    (!in.i_links_count || (fs->inode_map && !ext2fs_test_inode_bitmap2(fs->inode_map, ino))))
-		bad = "is not in use (neither a reserved inode nor a file)";
-	else if (!LINUX_S_ISREG(in.i_mode))
-		bad = "is not a regular file";
-	if (bad) {
-		snprintf(why, n, "the %s quota file (inode %u) %s", type_names[type], ino, bad);
+	if (!(rc = ext2fs_read_inode(fs, ino, &in)) && (bad = inode_bad(fs, ino, &in))) {
+		snprintf(why, n, "the %s quota file (inode %u) %s", t.type, ino, bad);
 		return EXT2_ET_FILESYSTEM_CORRUPTED;
 	}
-	/* (a size past the image's would make the tree's bounds the image's word alone) */
-	uint64_t size = EXT2_I_SIZE(&in);
-	if (size < 2 * QT_BLK || size % QT_BLK)
-		bad = "not a whole number of 1 KiB blocks, at least two";
-	else if (size > (uint64_t)ext2fs_blocks_count(fs->super) * fs->blocksize)
-		bad = "more than the image holds";
-	if (bad) {
-		snprintf(why, n, "the %s quota file (inode %u) is not a v2 quota file (%llu bytes: "
-			 "%s)", type_names[type], ino, (unsigned long long)size, bad);
-		return EXT2_ET_BAD_MAGIC;
-	}
-	if ((rc = ext2fs_file_open(fs, ino, 0, &t.f))) {
-		snprintf(why, n, "the %s quota file (inode %u) cannot be opened: %s",
-			 type_names[type], ino, error_message(rc));
-		return rc;
-	}
-	uint32_t hdr[6];
-	if (!(rc = qread(t.f, 0, t.buf))) {
-		/* struct v2_disk_dqheader (magic, version), then v2_disk_dqinfo's dqi_blocks */
-		memcpy(hdr, t.buf, sizeof(hdr));
-		if (ext2fs_le32_to_cpu(hdr[0]) != magics[type] || ext2fs_le32_to_cpu(hdr[1]) != 1) {
-			snprintf(why, n, "the %s quota file (inode %u) is not a v2 quota file (magic "
-				 "%#x, version %u)", type_names[type], ino, ext2fs_le32_to_cpu(hdr[0]),
-				 ext2fs_le32_to_cpu(hdr[1]));
-			rc = EXT2_ET_BAD_MAGIC;
-		}
-	}
-	if (!rc) {
-		t.nblocks = ext2fs_le32_to_cpu(hdr[5]);
-		if (t.nblocks > size / QT_BLK)
-			t.nblocks = (uint32_t)(size / QT_BLK);
-		if (t.nblocks < 2) {
-			snprintf(why, n, "the %s quota file (inode %u) is not a v2 quota file (its "
-				 "header gives it %u blocks)", type_names[type], ino,
-				 ext2fs_le32_to_cpu(hdr[5]));
-			rc = EXT2_ET_BAD_MAGIC;
-		} else if (!(t.seen = calloc(t.nblocks, 1)))
-			rc = ENOMEM;
-		else
-			rc = tree_walk(&t, 0, 1, 0);
+	if (!rc && !(rc = ext2fs_file_open(fs, ino, 0, &t.f))) {
+		rc = check_contents(&t, magics[type], EXT2_I_SIZE(&in));
+		ext2fs_file_close(t.f);
 	}
 	if (rc && !*why)
-		snprintf(why, n, "the %s quota file (inode %u) cannot be read: %s", type_names[type],
-			 ino, error_message(rc));
+		snprintf(why, n, "the %s quota file (inode %u) cannot be read: %s", t.type, ino,
+			 error_message(rc));
 	free(t.seen);
-	ext2fs_file_close(t.f);
 	return rc;
 }
 
