@@ -13,11 +13,12 @@
  * are the groups'). The inode tables are read a megabyte at a time, skipping what the group
  * descriptors say was never used, as libext2fs's inode scan does.
  *
- * The image says what its trees are, so the scan costs what the image is, not what it says: a
- * tree node is a block like any other, claimed when it is entered, so a node met a second time
- * (an index whose every entry points at one block, a triple-indirect block holding its own
- * number) is a block claimed twice, which alone refuses the image: the scan stops at the first
- * one. Each block is then entered at most once, and SIGINT or SIGTERM stops the scan where it is.
+ * The image says what its trees are, and a hostile one says anything: so a tree node is a block
+ * like any other, claimed when it is entered, and a node met a second time (an index whose every
+ * entry points at one block, a triple-indirect block holding its own number) is a block claimed
+ * twice, which alone refuses the image: the scan stops at the first one. Each block is then
+ * entered at most once, so the scan costs what the image holds, not what it says; and SIGINT or
+ * SIGTERM stops it where it is.
  *
  * shared_blocks (e2fsdroid -s: files with the same contents share their data blocks, read-only,
  * which e2fsck accepts): a data block may be claimed again as data, by another file or the same
