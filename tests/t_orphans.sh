@@ -11,9 +11,10 @@
 # On each: label with the same policy (nothing to change): exit 0, the count still 4, the image
 # byte for byte as it was; label with a policy that relabels /d/f1: exit 0, the count 3 (f3, f4
 # and the orphan), e2fsck -fn reports nothing it did not report before; and once the orphan is
-# released (by e2fsck -fy's orphan pass, or by mounting the copy) e2fsck -fn is clean. Also:
-# a file whose block map shares the orphan's data block is refused (the orphan's blocks are
-# claimed), the image unchanged.
+# released (by e2fsck -fy's orphan pass, or by mounting the copy) e2fsck -fn is clean. Also: a
+# list that loops, or runs out of the inode range, is followed once (timeout 60); a file whose
+# block map shares the orphan's data block is refused (the orphan's blocks are claimed), the
+# image unchanged.
 . "${TOP:-$(cd "$(dirname "$0")/.." && pwd)}/tests/imglib.sh"
 need_image_tools
 cd "$OUT" || exit 1
@@ -100,6 +101,20 @@ cp list.img list.pristine
 released "list: the plant" list.img
 judge list list.img "$X"
 released list list.img
+
+# ---- by hand: a list that loops (f2's next is f2) and one that runs out of the inode range:
+# each orphan counted once, and the run bounded ----
+for k in loop range; do
+	cp list.pristine $k.img
+	next=$F2
+	[ $k = range ] && next=4000000000
+	debugfs -w -R "sif <$F2> dtime $next" $k.img >/dev/null 2>&1
+	cp $k.img $k.orig
+	timeout -k 5 60 "$FCLABEL" label $k.img -S fc1 >$k.out 2>$k.err
+	expect_eq "$k: label, nothing to change (exit 0; 124: still running after 60 s)" "$?" 0
+	expect_eq "$k: the count is not lowered" "$(refs $k.img "$X")" 4
+	expect_eq "$k: the image is byte for byte as it was" "$(cmp -s $k.img $k.orig && echo same)" same
+done
 
 # ---- by hand: the orphan file (orphan_file, orphan_present) ----
 mkimg basef.img tree 8M -t ext4 -b 1024 -I 128 -O ^metadata_csum,orphan_file || finish
