@@ -19,18 +19,19 @@ static int cmp_blk(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The attribute blocks of the inodes in use (links count not 0, as e2fsck counts them). */
+/* The attribute blocks of the inodes in use (links count not 0, as e2fsck counts them), and of
+ * the orphans, whose references a mount releases later. */
 struct ea_list {
 	blk64_t *blks;
 	size_t n, cap;
+	const struct orphans *orphans;
 };
 
 static int add_ea_block(ext2_filsys fs, ext2_ino_t ino, const struct ext2_inode *in, void *arg)
 {
 	struct ea_list *l = arg;
-	(void)ino;
 	blk64_t b = ext2fs_file_acl_block(fs, (struct ext2_inode *)in);
-	if (!b || !in->i_links_count)
+	if (!b || !inode_holds_blocks(l->orphans, ino, in))
 		return 0;
 	if (l->n == l->cap) {
 		size_t c = l->cap ? l->cap * 2 : 1024;
@@ -60,7 +61,7 @@ static void count_ea_refs(struct run *r)
 	char *buf = malloc(fs->blocksize);
 
 	r->refs = -1;
-	if (!buf || itable_each(fs, add_ea_block, &l))
+	if (!buf || xattr_orphans(r->x, &l.orphans) || itable_each(fs, add_ea_block, &l))
 		goto out;
 	blk64_t *blks = l.blks;
 	size_t n = l.n;
@@ -575,6 +576,9 @@ void label_read_only(struct run *r, const char *path)
 
 bool label_image_refused(struct run *r, errcode_t rc)
 {
+	/* the claims scan stopped at SIGINT or SIGTERM: the walk stops at the next file */
+	if (rc == CLAIMS_E_INTERRUPTED)
+		return true;
 	if (rc != XATTR_E_CLAIMS)
 		return false;
 	r->refused = true;

@@ -68,7 +68,8 @@ struct dstate {
 #define LABEL_READ_ONLY ((errcode_t)-5) /* a live tree on a read-only file system */
 /* A write to path failed with EROFS: the walk stops (one error, not one per file). */
 void label_read_only(struct run *r, const char *path);
-/* Whether a write's error refuses the image (no block may be taken from it): the walk stops. */
+/* Whether a write's error refuses the image (no block may be taken from it), or is SIGINT or
+ * SIGTERM met in the claims scan: the walk stops. */
 bool label_image_refused(struct run *r, errcode_t rc);
 
 /* report.c */

@@ -406,6 +406,19 @@ static int check_damage(struct image *img, const char *name, const char *cmd)
 	return -1;
 }
 
+/* Features e2fsck calls invalid together: it repairs such an image by dropping one (so the
+ * blocks the other describes change hands), and a write before that may be undone or made
+ * worse by it. Read, not written. */
+static int check_features(struct image *img, const char *name, const char *cmd)
+{
+	struct ext2_super_block *sb = img->fs->super;
+	if (!img->rw || !ext2fs_has_feature_resize_inode(sb) || !ext2fs_has_feature_meta_bg(sb))
+		return 0;
+	fprintf(stderr, "fclabel %s: %s: its features resize_inode and meta_bg are enabled together, "
+		"which e2fsck calls invalid; refusing to write (run e2fsck first)\n", cmd, name);
+	return -1;
+}
+
 /* The bitmaps a walk needs: to tell a free inode (read-only too), to allocate (read-write). */
 static int read_bitmaps(struct image *img, const char *name, const char *cmd)
 {
@@ -733,7 +746,8 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 		}
 	}
 	if ((rw && img_begin_writes(img, !img->no_sync, cmd, false)) ||
-	    check_state(img, name, flags, cmd) || check_damage(img, name, cmd) ||
+	    check_state(img, name, flags, cmd) || check_features(img, name, cmd) ||
+	    check_damage(img, name, cmd) ||
 	    read_bitmaps(img, name, cmd) || (rw && !still_target_open(img, cmd)) ||
 	    (img->repair && img_repair(img, cmd))) {
 		/* (refused before anything was written: nothing of it is) */

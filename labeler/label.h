@@ -133,7 +133,7 @@ errcode_t xattr_set_digest(struct xattr_ctx *x, ext2_ino_t ino, const unsigned c
 #define XATTR_E_CLAIMS ((errcode_t)-10)
 #define XATTR_E_INLINE_SYMLINK ((errcode_t)-11)
 #define XATTR_E_EA_INODE ((errcode_t)-12)
-#define XATTR_E_TOO_BIG ((errcode_t)-13)
+#define XATTR_E_TOO_BIG ((errcode_t)-14)
 const char *xattr_strerror(const struct xattr_ctx *x, errcode_t rc);
 /* In place (the image's overlay holds the writes): ordered (no journal) holds back what must
  * reach the disk after the inodes; a commit is due once limit blocks are held. */
@@ -148,11 +148,26 @@ errcode_t xattr_finish(struct xattr_ctx *x, char *why, size_t n);
  * how long the look at the image's block claims took (claims.c). */
 void xattr_stats(const struct xattr_ctx *x, unsigned long *allocated, unsigned long *shared,
 		 double *claims_seconds);
-/* After a labeling walk: the reference counts of the label-only blocks made right. */
+/* The image's orphans (orphans.c), read once: they hold references like any inode in use. */
+struct orphans;
+errcode_t xattr_orphans(struct xattr_ctx *x, const struct orphans **o);
+/* After a labeling walk: the reference counts of the label-only blocks made right (the
+ * orphans' references counted). */
 errcode_t xattr_reconcile(struct xattr_ctx *x, unsigned long *fixed);
 /* The label blocks held in memory written to the image (before it is closed, and before
  * anything else reads attribute blocks from it). 0 or an errcode_t. */
 errcode_t xattr_write_back(struct xattr_ctx *x);
+
+/* ---- orphans.c ---- */
+/* The orphans of an image copied from a mounted file system (the orphan list, the orphan file):
+ * open but deleted inodes that hold their blocks and attribute-block references until a mount
+ * releases them (struct orphans: above). */
+/* Reads them (at most s_inodes_count, whatever the image says): 0, or an errcode_t. */
+errcode_t orphans_read(ext2_filsys fs, struct orphans **out);
+void orphans_free(struct orphans *o);
+/* Whether an inode holds its blocks and its attribute block's reference: its links count is not
+ * 0, or it is an orphan (o may be NULL: none). */
+bool inode_holds_blocks(const struct orphans *o, ext2_ino_t ino, const struct ext2_inode *in);
 
 /* ---- claims.c ---- */
 /* Called for every inode of the inode tables that may be in use (inode as on disk, isize bytes);
@@ -160,18 +175,21 @@ errcode_t xattr_write_back(struct xattr_ctx *x);
 typedef int (*itable_fn)(ext2_filsys fs, ext2_ino_t ino, const struct ext2_inode *inode,
 			 void *arg);
 errcode_t itable_each(ext2_filsys fs, itable_fn fn, void *arg);
-/* Every block the file system's metadata and its inodes claim, as e2fsck's pass 1 finds them,
- * against each other and the block bitmap: the first block claimed twice (cross, naming inode
- * and block; "" when none) and the first claimed block the bitmap calls free (free). Claims
- * outside the file system and damaged tree nodes are e2fsck's to drop, and not counted. 0, or
- * an errcode_t when the tables could not be read. */
+/* Every block the file system's metadata and its inodes (those in use, and the orphans) claim,
+ * as e2fsck's pass 1 finds them, against each other and the block bitmap: the first block
+ * claimed twice (cross, naming inode and block; "" when none: the scan stops there) and the
+ * first claimed block the bitmap calls free (free). With shared_blocks, files may share data
+ * blocks. Claims outside the file system and damaged tree nodes are e2fsck's to drop, and not
+ * counted. 0; CLAIMS_E_INTERRUPTED at SIGINT or SIGTERM (label_stop_signal); or an errcode_t
+ * when a block could not be read. */
 struct claims_result {
 	char cross[256];
 	char free[256];
 	bool keep;                   /* in: keep every claim in claimed (freed by the caller) */
 	ext2fs_block_bitmap claimed;
 };
-errcode_t claims_scan(ext2_filsys fs, struct claims_result *res);
+#define CLAIMS_E_INTERRUPTED ((errcode_t)-13) /* (not an errno value, nor libext2fs's) */
+errcode_t claims_scan(ext2_filsys fs, const struct orphans *orphans, struct claims_result *res);
 
 /* ---- quota.c ---- */
 struct quota;
@@ -180,6 +198,10 @@ struct quota *quota_new(ext2_filsys fs);
 void quota_free(struct quota *q);
 /* bytes more (or less) space used by the inode's owner, group and project: added up, 0 or ENOMEM. */
 int quota_charge(struct quota *q, const struct ext2_inode_large *inode, int64_t bytes);
+/* Whether the quota files may be written, before the first write: each quota inode reserved or
+ * in use, a regular file, a v2 quota file of its type whose tree is readable. 0, or an
+ * errcode_t with why (naming the quota type and the inode). */
+errcode_t quota_check(struct quota *q, char *why, size_t n);
 /* The changes made in the quota files (existing entries only): all of them, only what was
  * charged, or only what was given back. 0, or an errcode_t with why. */
 enum { QC_ALL, QC_UP, QC_DOWN };

@@ -166,6 +166,150 @@ static void clear_part(struct qdelta *d, int which)
 		d->down = 0;
 }
 
+/*
+ * Whether a quota file may be written, looked at before the first write: the superblock names
+ * its inode, and nothing else vouches for it. An unused inode's block map may point anywhere
+ * (at the inode table: the commit then overwrote the root inode), and the claims scan does not
+ * look at it; a directory or a file of other contents was found out only once the labels were
+ * written. So the inode is reserved or in use (then the claims scan claims what it maps), a
+ * regular file, a v2 quota file of its type (header magic and version), and its tree (a 4-level
+ * radix tree of 1 KiB blocks from block 1) readable: every block it points to inside the file
+ * (dqi_blocks), each tree block met once (one met twice is a loop), so that what the image
+ * says costs at most what it holds.
+ */
+struct qtree {
+	ext2_file_t f;
+	uint32_t nblocks;     /* the file's blocks (dqi_blocks, and no more than its size) */
+	unsigned char *seen;  /* per block: 1 a tree block, 2 a leaf */
+	char buf[QT_BLK];
+	char *why;
+	size_t n;
+	const char *type;
+	ext2_ino_t ino;
+};
+
+static errcode_t tree_bad(struct qtree *t, uint32_t from, uint32_t blk, const char *what)
+{
+	snprintf(t->why, t->n, "the %s quota file (inode %u): its tree block %u points to block %u, "
+		 "%s", t->type, t->ino, from, blk, what);
+	return EXT2_ET_FILESYSTEM_CORRUPTED;
+}
+
+static errcode_t tree_walk(struct qtree *t, uint32_t from, uint32_t blk, int depth)
+{
+	errcode_t rc;
+	if (blk >= t->nblocks) {
+		char what[64];
+		snprintf(what, sizeof(what), "past its end (%u blocks)", t->nblocks);
+		return tree_bad(t, from, blk, what);
+	}
+	if (depth == QT_DEPTH) {
+		/* a leaf holds the entries of several ids: more than one reference is right */
+		if (t->seen[blk] == 1)
+			return tree_bad(t, from, blk, "a block of its tree");
+		if (t->seen[blk])
+			return 0;
+		t->seen[blk] = 2;
+		return qread(t->f, (uint64_t)blk * QT_BLK, t->buf);
+	}
+	if (t->seen[blk])
+		return tree_bad(t, from, blk, "which its tree holds already");
+	t->seen[blk] = 1;
+	if ((rc = qread(t->f, (uint64_t)blk * QT_BLK, t->buf)))
+		return rc;
+	uint32_t refs[QT_BLK / 4];
+	memcpy(refs, t->buf, sizeof(refs));
+	for (size_t i = 0; i < QT_BLK / 4; i++)
+		if (refs[i] && (rc = tree_walk(t, blk, ext2fs_le32_to_cpu(refs[i]), depth + 1)))
+			return rc;
+	return 0;
+}
+
+/* What is wrong with the quota file's inode (NULL: nothing). A size past the image's would
+ * leave the tree's bounds to the image's word alone. */
+static const char *inode_bad(ext2_filsys fs, ext2_ino_t ino, const struct ext2_inode *in)
+{
+	uint64_t size = EXT2_I_SIZE(in);
+	if (ino >= EXT2_FIRST_INO(fs->super) &&
+	    (!in->i_links_count || (fs->inode_map && !ext2fs_test_inode_bitmap2(fs->inode_map, ino))))
+		return "is not in use (neither a reserved inode nor a file)";
+	if (!LINUX_S_ISREG(in->i_mode))
+		return "is not a regular file";
+	if (size < 2 * QT_BLK || size % QT_BLK)
+		return "is not a v2 quota file (its size is not a whole number of 1 KiB blocks, at "
+		       "least two)";
+	if (size > (uint64_t)ext2fs_blocks_count(fs->super) * fs->blocksize)
+		return "is not a v2 quota file (its size is past the image's)";
+	return NULL;
+}
+
+/* The header (struct v2_disk_dqheader: magic, version; then v2_disk_dqinfo's dqi_blocks), then
+ * the tree. */
+static errcode_t check_contents(struct qtree *t, uint32_t magic, uint64_t size)
+{
+	uint32_t hdr[6];
+	errcode_t rc = qread(t->f, 0, t->buf);
+	if (rc)
+		return rc;
+	memcpy(hdr, t->buf, sizeof(hdr));
+	if (ext2fs_le32_to_cpu(hdr[0]) != magic || ext2fs_le32_to_cpu(hdr[1]) != 1) {
+		snprintf(t->why, t->n, "the %s quota file (inode %u) is not a v2 quota file (magic "
+			 "%#x, version %u)", t->type, t->ino, ext2fs_le32_to_cpu(hdr[0]),
+			 ext2fs_le32_to_cpu(hdr[1]));
+		return EXT2_ET_BAD_MAGIC;
+	}
+	t->nblocks = ext2fs_le32_to_cpu(hdr[5]);
+	if (t->nblocks > size / QT_BLK)
+		t->nblocks = (uint32_t)(size / QT_BLK);
+	if (t->nblocks < 2) {
+		snprintf(t->why, t->n, "the %s quota file (inode %u) is not a v2 quota file (its header "
+			 "gives it %u blocks)", t->type, t->ino, ext2fs_le32_to_cpu(hdr[5]));
+		return EXT2_ET_BAD_MAGIC;
+	}
+	if (!(t->seen = calloc(t->nblocks, 1)))
+		return ENOMEM;
+	return tree_walk(t, 0, 1, 0);
+}
+
+static errcode_t check_type(struct quota *q, int type, char *why, size_t n)
+{
+	ext2_filsys fs = q->fs;
+	ext2_ino_t ino = q->file[type];
+	struct ext2_inode in;
+	struct qtree t = { .why = why, .n = n, .type = type_names[type], .ino = ino };
+	const char *bad;
+	errcode_t rc;
+
+	if (ino > fs->super->s_inodes_count) {
+		snprintf(why, n, "the %s quota file (inode %u) is past the last inode (%u)",
+			 t.type, ino, fs->super->s_inodes_count);
+		return EXT2_ET_BAD_INODE_NUM;
+	}
+	if (!(rc = ext2fs_read_inode(fs, ino, &in)) && (bad = inode_bad(fs, ino, &in))) {
+		snprintf(why, n, "the %s quota file (inode %u) %s", t.type, ino, bad);
+		return EXT2_ET_FILESYSTEM_CORRUPTED;
+	}
+	if (!rc && !(rc = ext2fs_file_open(fs, ino, 0, &t.f))) {
+		rc = check_contents(&t, magics[type], EXT2_I_SIZE(&in));
+		ext2fs_file_close(t.f);
+	}
+	if (rc && !*why)
+		snprintf(why, n, "the %s quota file (inode %u) cannot be read: %s", t.type, ino,
+			 error_message(rc));
+	free(t.seen);
+	return rc;
+}
+
+errcode_t quota_check(struct quota *q, char *why, size_t n)
+{
+	errcode_t rc = 0;
+	*why = 0;
+	for (int t = 0; q && t < QTYPES && !rc; t++)
+		if (q->file[t])
+			rc = check_type(q, t, why, n);
+	return rc;
+}
+
 /* One quota file's changes: 0, or an errcode_t with why (naming file and id). */
 static errcode_t commit_type(struct quota *q, int type, int which, char *why, size_t n)
 {

@@ -16,6 +16,7 @@
 
 struct scan {
 	ext2_filsys fs;
+	const struct orphans *orphans; /* they hold their blocks and references too */
 	blk64_t *ea;          /* the attribute block of each inode in use */
 	size_t nea, capea;
 	struct quota *usage;  /* what each owner's inodes use (NULL: no quota) */
@@ -23,11 +24,12 @@ struct scan {
 	int err;
 };
 
-/* Inodes in use, as e2fsck counts them (links count not 0). */
+/* Inodes in use (links count not 0) and orphans: what holds blocks and references. Quota is
+ * e2fsck's count (links count not 0): orphans are not charged there. */
 static int scan_inode(ext2_filsys fs, ext2_ino_t ino, const struct ext2_inode *in, void *arg)
 {
 	struct scan *s = arg;
-	if (!in->i_links_count)
+	if (!inode_holds_blocks(s->orphans, ino, in))
 		return 0;
 	blk64_t b = ext2fs_file_acl_block(fs, (struct ext2_inode *)in);
 	if (b) {
@@ -48,7 +50,7 @@ static int scan_inode(ext2_filsys fs, ext2_ino_t ino, const struct ext2_inode *i
 	/* e2fsck's pass 1 charges the root and every inode from s_first_ino on, but the project
 	 * quota file, the orphan file and EA inodes, what they use */
 	struct ext2_super_block *sb = fs->super;
-	if (s->usage && (ino == EXT2_ROOT_INO || ino >= EXT2_FIRST_INO(sb)) &&
+	if (s->usage && in->i_links_count && (ino == EXT2_ROOT_INO || ino >= EXT2_FIRST_INO(sb)) &&
 	    !(in->i_flags & EXT4_EA_INODE_FL) && ino != sb->s_orphan_file_inum &&
 	    !(ext2fs_has_feature_project(sb) && ino == sb->s_prj_quota_inum)) {
 		blk64_t n = ext2fs_get_stat_i_blocks(fs, (struct ext2_inode *)in);
@@ -157,10 +159,16 @@ int img_repair(struct image *img, const char *cmd)
 	unsigned long freed = 0, other = 0, counts = 0, refs = 0, quota = 0;
 	char why[512] = "";
 	struct quota *q = NULL;
+	struct orphans *orphans = NULL;
 	errcode_t rc;
 	int ret = -1;
 
-	if ((rc = claims_scan(fs, &cl))) {
+	if ((rc = orphans_read(fs, &orphans))) {
+		snprintf(why, sizeof(why), "its orphans could not be read: %s", error_message(rc));
+		goto out;
+	}
+	s.orphans = orphans;
+	if ((rc = claims_scan(fs, orphans, &cl))) {
 		snprintf(why, sizeof(why), "its block claims could not be read: %s", error_message(rc));
 		goto out;
 	}
@@ -207,6 +215,7 @@ out:
 		ext2fs_free_block_bitmap(cl.claimed);
 	quota_free(s.usage);
 	quota_free(q);
+	orphans_free(orphans);
 	free(s.ea);
 	return ret;
 }

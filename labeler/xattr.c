@@ -86,6 +86,8 @@ struct xattr_ctx {
 	bool scanned;       /* the image's block claims were looked at (claims.c) */
 	double claims_seconds; /* ... in this long */
 	struct claims_result claims;
+	struct orphans *orphans; /* read with the claims (xattr_orphans) */
+	char why[512];      /* a refusal that is not the claims' (the quota files) */
 	const char *refusal; /* why the image is refused (XATTR_E_CLAIMS) */
 	bool no_alloc;      /* while set, no block may be taken (an inline-data symlink) */
 	struct quota *quota; /* quota usage to keep right (NULL: no quota feature) */
@@ -122,8 +124,19 @@ static errcode_t may_write(struct xattr_ctx *x)
 {
 	if (!x->scanned) {
 		struct timespec t0, t1;
+		const struct orphans *orphans;
+		errcode_t rc;
+		/* (a quota file found wrong only at the commit is one the labels were written
+		 * without) */
+		if (quota_check(x->quota, x->why, sizeof(x->why))) {
+			x->scanned = true;
+			x->refusal = x->why;
+			return XATTR_E_CLAIMS;
+		}
+		if ((rc = xattr_orphans(x, &orphans)))
+			return rc;
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		errcode_t rc = claims_scan(x->fs, &x->claims);
+		rc = claims_scan(x->fs, orphans, &x->claims);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		x->claims_seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 		if (rc)
@@ -160,9 +173,18 @@ static errcode_t alloc_gate(ext2_filsys fs, blk64_t goal, blk64_t *ret)
 	return rc ? rc : ext2fs_new_block2(fs, goal, fs->block_map, ret);
 }
 
+errcode_t xattr_orphans(struct xattr_ctx *x, const struct orphans **o)
+{
+	errcode_t rc = x->orphans ? 0 : orphans_read(x->fs, &x->orphans);
+	*o = x->orphans;
+	return rc;
+}
+
 const char *xattr_strerror(const struct xattr_ctx *x, errcode_t rc)
 {
 	switch (rc) {
+	case CLAIMS_E_INTERRUPTED:
+		return "interrupted";
 	case XATTR_E_CLAIMS:
 		return x->refusal ? x->refusal : "?";
 	case XATTR_E_INLINE_SYMLINK:
@@ -255,6 +277,7 @@ void xattr_free(struct xattr_ctx *x)
 		ext2fs_set_block_alloc_stats_callback(x->fs, x->old_stats, NULL);
 	free(x->rel);
 	quota_free(x->quota);
+	orphans_free(x->orphans);
 	free(x->ibuf);
 	if (x->cache) {
 		free(x->cache->e);
@@ -1196,11 +1219,15 @@ errcode_t xattr_reconcile(struct xattr_ctx *x, unsigned long *fixed)
 	ext2_ino_t ino;
 	unsigned *refs = NULL;
 	size_t n = 0;
+	const struct orphans *orphans;
 	errcode_t rc;
 
 	*fixed = 0;
 	if (!(fs->flags & EXT2_FLAG_RW))
 		return 0;
+	/* an orphan's reference is as real as a file's: a mount releases it */
+	if ((rc = xattr_orphans(x, &orphans)))
+		return rc;
 	/* Only the counts read from the image can be wrong (those of the blocks this run made are
 	 * exact: each change of an inode's block moved a reference from the one to the other):
 	 * the image's blocks labels share, and those out of sh (recheck), sorted by number for a
@@ -1239,7 +1266,7 @@ errcode_t xattr_reconcile(struct xattr_ctx *x, unsigned long *fixed)
 		if (rc || !ino)
 			break;
 		blk64_t b = ext2fs_file_acl_block(fs, &inode);
-		if (!b || !inode.i_links_count)
+		if (!b || !inode_holds_blocks(orphans, ino, &inode))
 			continue;
 		blk64_t *hit = bsearch(&b, blks, n, sizeof(*blks), cmp_blk);
 		if (hit)
