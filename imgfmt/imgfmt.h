@@ -102,6 +102,9 @@ bool imgfmt_overlay_active(io_channel ch);
 /* After a failure: what is held is dropped, never written (the last commit stands). */
 void imgfmt_overlay_discard(io_channel ch);
 errcode_t imgfmt_overlay_end(io_channel ch, struct imgfmt_overlay_stats *st);
+/* After a failure in the middle of making writes durable: nothing more is written, and the
+ * superblock keeps its marker (the next mount, e2fsck or run replays, or repairs). */
+void imgfmt_overlay_abort(io_channel ch);
 
 /*
  * The jbd2 journal (journal.c). map: the image block of each of the journal's len blocks, in

@@ -449,6 +449,15 @@ void imgfmt_overlay_discard(io_channel ch)
 	drop_all(ov_of(ch));
 }
 
+void imgfmt_overlay_abort(io_channel ch)
+{
+	if (ch->manager != imgfmt_overlay_manager)
+		return;
+	struct ov *o = ov_of(ch);
+	drop_all(o);
+	o->active = false; /* (the marker stays: the disk may be between two commits' steps) */
+}
+
 errcode_t imgfmt_overlay_end(io_channel ch, struct imgfmt_overlay_stats *st)
 {
 	if (ch->manager != imgfmt_overlay_manager)

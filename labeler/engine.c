@@ -560,8 +560,14 @@ volatile sig_atomic_t label_stop_signal;
 /* In place: what is held made durable; the counts of what is on disk follow. */
 static int commit(struct run *r)
 {
-	if ((r->commit_rc = xattr_commit(r->x)))
+	if ((r->commit_rc = xattr_commit(r->x))) {
+		/* (in order, the labels are on disk once the inodes are) */
+		if (xattr_inodes_on_disk(r->x)) {
+			r->st->written = r->st->changed;
+			r->st->digests_on_disk = r->st->digests_written;
+		}
 		return -1;
+	}
 	r->st->written = r->st->changed;
 	r->st->digests_on_disk = r->st->digests_written;
 	return 0;
@@ -769,7 +775,9 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 	}
 	unsigned long fixed = 0;
 	/* (the counts are made right from inodes on disk: ordered writes put them there first) */
-	if (!rc && o->mode == LM_LABEL && img && !commit(&r)) {
+	if (!rc && o->mode == LM_LABEL && img && commit(&r))
+		rc = r.commit_rc;
+	if (!rc && o->mode == LM_LABEL && img) {
 		rc = xattr_reconcile(r.x, &fixed);
 		if (fixed)
 			fprintf(stderr, "fclabel %s: %s: corrected the reference counts of %lu shared "
@@ -782,6 +790,8 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 		rc = wrc;
 	/* a walk stopped between two files (a signal, a refusal) leaves what it did whole: in
 	 * place that is committed too; after an I/O error, only what the last commit made */
+	if (img && imgfmt_io_error())
+		rc = LABEL_IO_FAILED;
 	bool whole = !rc || rc == LABEL_INTERRUPTED || rc == LABEL_REFUSED;
 	if (r.x && whole && (wrc = xattr_finish(r.x, qwhy, sizeof(qwhy)))) {
 		if (*qwhy)
@@ -792,6 +802,11 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 		st->written = st->changed;
 		st->digests_on_disk = st->digests_written;
 	}
+	if (img && imgfmt_io_error())
+		rc = LABEL_IO_FAILED;
+	/* a commit that failed part of the way may have left steps of it on disk */
+	if (img && (rc == LABEL_IO_FAILED || r.commit_rc || xattr_commit_failed(r.x)))
+		img->keep_marker = true;
 	if (!r.x) {
 		st->written = st->changed; /* a live tree: each label is on disk once set */
 		st->digests_on_disk = st->digests_written;

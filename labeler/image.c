@@ -419,6 +419,8 @@ static int check_features(struct image *img, const char *name, const char *cmd)
 	return -1;
 }
 
+static void release_order(struct image *img);
+
 /* The bitmaps a walk needs: to tell a free inode (read-only too), to allocate (read-write). */
 static int read_bitmaps(struct image *img, const char *name, const char *cmd)
 {
@@ -755,6 +757,7 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 			imgfmt_overlay_discard(img->fs->io);
 		if (img->mmp_started)
 			ext2fs_mmp_stop(img->fs);
+		release_order(img);
 		ext2fs_free(img->fs);
 		img->fs = NULL;
 		imgfmt_set_before_write(NULL, NULL);
@@ -765,16 +768,24 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 	return 0;
 }
 
-void img_release(struct image *img)
+/* What classifies the ordered writes: it goes before the file system it was read from. */
+static void release_order(struct image *img)
 {
-	imgfmt_journal_free(img->journal);
-	img->journal = NULL;
+	if (img->fs)
+		imgfmt_overlay_set_order(img->fs->io, NULL, NULL);
 	free(img->itab);
 	img->itab = NULL;
 	img->nitab = 0;
 	if (img->records)
 		ext2fs_free_block_bitmap(img->records);
 	img->records = NULL;
+}
+
+void img_release(struct image *img)
+{
+	release_order(img);
+	imgfmt_journal_free(img->journal);
+	img->journal = NULL;
 }
 
 void img_abandon(struct image *img)
@@ -869,15 +880,19 @@ int img_close(struct image *img, const char *cmd)
 	if (!rc && overlay && img->abandoned) {
 		/* the file system as the last commit left it: nothing of memory written */
 		io->refcount++;
-		img_release(img);
+		release_order(img);
 		if (img->mmp_started)
 			ext2fs_mmp_stop(img->fs); /* (the sequence clean again, in the last commit) */
 		ext2fs_free(img->fs);
 		img->fs = NULL;
-		rc = imgfmt_overlay_end(io, &img->ovst);
+		if (img->keep_marker)
+			imgfmt_overlay_abort(io);
+		else
+			rc = imgfmt_overlay_end(io, &img->ovst);
 		errcode_t rc2 = io_channel_close(io);
 		if (!rc)
 			rc = rc2;
+		img_release(img); /* (the journal, once the overlay is done with it) */
 		unlock_image(img);
 		goto said;
 	}
@@ -885,12 +900,7 @@ int img_close(struct image *img, const char *cmd)
 		/* what the close writes is allocation records only (the labels were committed):
 		 * their order among themselves is free, and the classifier goes with the file
 		 * system */
-		imgfmt_overlay_set_order(io, NULL, NULL);
-		free(img->itab);
-		img->itab = NULL;
-		if (img->records)
-			ext2fs_free_block_bitmap(img->records);
-		img->records = NULL;
+		release_order(img);
 		io->refcount++;
 		rc = ext2fs_close2(img->fs, img->no_sync ? EXT2_FLAG_FLUSH_NO_SYNC : 0);
 		if (rc)

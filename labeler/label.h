@@ -31,6 +31,8 @@ struct image {
 	struct imgfmt_overlay_stats ovst; /* what the writes in place took */
 	bool repair;                /* not cleanly closed, written in crash order: repair.c first */
 	bool abandoned;             /* in place, after a failure: closed as the last commit left it */
+	bool keep_marker;           /* ... which failed part of the way: the superblock keeps saying
+				     * so (needs_recovery, or not clean), for the next run */
 	dev_t dev;                  /* the file opened (img_still_target) */
 	ino_t ino;
 	bool lost;                  /* img_close found the path naming another file (or none) */
@@ -139,8 +141,12 @@ const char *xattr_strerror(const struct xattr_ctx *x, errcode_t rc);
  * reach the disk after the inodes; a commit is due once limit blocks are held. */
 void xattr_set_inplace(struct xattr_ctx *x, bool ordered, size_t limit);
 bool xattr_commit_due(const struct xattr_ctx *x);
-/* Between two files: what is held made durable together (quota usage included). */
+/* Between two files: what is held made durable together (quota usage included). After a
+ * failure none follows; xattr_commit_failed says so, and xattr_inodes_on_disk whether the
+ * labels of the failed one reached the disk even so (in order: the inodes came before). */
 errcode_t xattr_commit(struct xattr_ctx *x);
+bool xattr_commit_failed(const struct xattr_ctx *x);
+bool xattr_inodes_on_disk(const struct xattr_ctx *x);
 /* At the end: the quota usage changes of the labels written (quota.c) made in the quota files,
  * and in place the last commit: 0, or an errcode_t with why (why empty: not the quota's). */
 errcode_t xattr_finish(struct xattr_ctx *x, char *why, size_t n);

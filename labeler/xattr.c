@@ -100,6 +100,8 @@ struct xattr_ctx {
 	bool applying;      /* the releases are being made: not held back again */
 	void (*old_stats)(ext2_filsys, blk64_t, int);
 	errcode_t quota_rc; /* the quota files could not be updated: why, once */
+	errcode_t commit_failed; /* in place: a commit failed, none follows */
+	bool inodes_on_disk; /* ordered: the last commit got as far as the inodes */
 	char quota_why[512];
 };
 
@@ -1153,27 +1155,30 @@ bool xattr_commit_due(const struct xattr_ctx *x)
 	return x->inplace && imgfmt_overlay_held(x->fs->io) >= x->commit_limit;
 }
 
-/* The quota files' share of a commit (a failure is said once, at the end). */
-static void quota_step(struct xattr_ctx *x, int which)
+/* The quota files' share of a commit: a failure fails the commit (and the run: what is held is
+ * dropped, never written with labels whose blocks the quota files do not count). */
+static errcode_t quota_step(struct xattr_ctx *x, int which)
 {
-	if (x->quota_rc)
-		return;
-	x->quota_rc = quota_commit(x->quota, which, x->quota_why, sizeof(x->quota_why));
+	errcode_t rc = quota_commit(x->quota, which, x->quota_why, sizeof(x->quota_why));
+	if (rc && !x->quota_rc)
+		x->quota_rc = rc;
+	return rc;
 }
 
-errcode_t xattr_commit(struct xattr_ctx *x)
+static errcode_t commit_once(struct xattr_ctx *x)
 {
 	errcode_t rc = 0;
-	if (!x->inplace)
-		return 0;
+	if (x->quota_rc)
+		return x->quota_rc; /* (the hook's ENOMEM) */
 	if (!x->ordered) {
-		quota_step(x, QC_ALL);
+		if ((rc = quota_step(x, QC_ALL)))
+			return rc;
 		return imgfmt_overlay_commit(x->fs->io);
 	}
 	/* charges, new blocks and references, then the inodes; then what they gave back */
-	quota_step(x, QC_UP);
-	if ((rc = imgfmt_overlay_commit(x->fs->io)))
+	if ((rc = quota_step(x, QC_UP)) || (rc = imgfmt_overlay_commit(x->fs->io)))
 		return rc;
+	x->inodes_on_disk = true;
 	x->applying = true;
 	for (size_t i = 0; i < x->nrel && !rc; i++) {
 		blk64_t b = x->rel[i].blk;
@@ -1185,11 +1190,33 @@ errcode_t xattr_commit(struct xattr_ctx *x)
 		}
 	}
 	x->applying = false;
-	x->nrel = 0;
 	if (rc)
 		return rc;
-	quota_step(x, QC_DOWN);
+	x->nrel = 0;
+	if ((rc = quota_step(x, QC_DOWN)))
+		return rc;
 	return imgfmt_overlay_commit(x->fs->io);
+}
+
+bool xattr_commit_failed(const struct xattr_ctx *x)
+{
+	return x && x->commit_failed;
+}
+
+bool xattr_inodes_on_disk(const struct xattr_ctx *x)
+{
+	return x->inodes_on_disk;
+}
+
+errcode_t xattr_commit(struct xattr_ctx *x)
+{
+	if (!x->inplace)
+		return 0;
+	x->inodes_on_disk = false;
+	/* a commit that failed part of the way leaves memory ahead of the disk: no other follows */
+	if (!x->commit_failed)
+		x->commit_failed = commit_once(x);
+	return x->commit_failed;
 }
 
 errcode_t xattr_finish(struct xattr_ctx *x, char *why, size_t n)
@@ -1198,11 +1225,9 @@ errcode_t xattr_finish(struct xattr_ctx *x, char *why, size_t n)
 	*why = 0;
 	if (!x->inplace)
 		return quota_commit(x->quota, QC_ALL, why, n);
-	if ((rc = xattr_commit(x)))
-		return rc;
-	if (x->quota_rc && x->quota_rc != ENOMEM)
+	if ((rc = xattr_commit(x)) && x->quota_rc == rc && rc != ENOMEM)
 		snprintf(why, n, "%s", x->quota_why);
-	return x->quota_rc;
+	return rc;
 }
 
 static int cmp_blk(const void *a, const void *b)
