@@ -73,6 +73,10 @@ void imgfmt_set_before_write(errcode_t (*fn)(void *arg, char *why, size_t n), vo
  */
 extern io_manager imgfmt_overlay_manager;
 void imgfmt_set_overlay_inner(io_manager inner);
+/* A manager whose open hands out ch (a reference the caller holds): the file system read anew
+ * over a channel that stays open, and with it what the channel holds (a copy being made). */
+extern io_manager imgfmt_reuse_manager;
+void imgfmt_set_reuse(io_channel ch);
 /* The channel below the overlay (ch itself when it is not one). */
 io_channel imgfmt_overlay_lower(io_channel ch);
 struct imgfmt_journal;

@@ -654,3 +654,31 @@ static struct struct_io_manager overlay_manager = {
 };
 
 io_manager imgfmt_overlay_manager = &overlay_manager;
+
+/* ---- a channel opened again: the file system read anew over the same channel ---- */
+
+static io_channel reuse_channel;
+
+void imgfmt_set_reuse(io_channel ch)
+{
+	reuse_channel = ch;
+}
+
+static errcode_t reuse_open(const char *name, int flags, io_channel *channel)
+{
+	(void)name;
+	(void)flags;
+	if (!reuse_channel)
+		return EXT2_ET_BAD_DEVICE_NAME;
+	*channel = reuse_channel; /* (the reference the caller kept is the one handed over) */
+	reuse_channel = NULL;
+	return 0;
+}
+
+static struct struct_io_manager reuse_manager = {
+	.magic = EXT2_ET_MAGIC_IO_MANAGER,
+	.name = "fclabel channel reused",
+	.open = reuse_open,
+};
+
+io_manager imgfmt_reuse_manager = &reuse_manager;

@@ -738,10 +738,16 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 		return -1;
 	}
 	if (reopen) {
-		/* what was read of it came before the replay */
+		/* what was read of it came before the replay: read again, over the same channel
+		 * (a copy being made holds the replay) */
+		io_channel ch = img->fs->io;
+		ch->refcount++;
 		ext2fs_free(img->fs);
 		img->fs = NULL;
-		if (choose_manager(img, name, rw, p, cmd, &io) || open_fs(img, name, rw, io, cmd)) {
+		imgfmt_set_reuse(ch);
+		if (open_fs(img, name, rw, imgfmt_reuse_manager, cmd)) {
+			imgfmt_set_reuse(NULL);
+			io_channel_close(ch);
 			imgfmt_set_before_write(NULL, NULL);
 			unlock_image(img);
 			return -1;
