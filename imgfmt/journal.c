@@ -272,6 +272,52 @@ static void put_tag(const struct imgfmt_journal *j, char *t, uint64_t blk, unsig
 		put32(t + 8, (uint32_t)(blk >> 32));
 }
 
+/* Log blocks written in runs: consecutive journal blocks that are consecutive on disk (as a
+ * journal made by mke2fs is) go in one write. */
+struct logw {
+	struct imgfmt_journal *j;
+	char *buf;
+	uint32_t first; /* the journal block buf starts at */
+	size_t n;
+};
+enum { LOGW_RUN = 256 };
+
+static errcode_t logw_flush(struct logw *w)
+{
+	errcode_t rc = 0;
+	if (w->n)
+		rc = io_channel_write_blk64(w->j->ch, w->j->map[w->first], (int)w->n, w->buf);
+	w->n = 0;
+	return rc;
+}
+
+static errcode_t logw_put(struct logw *w, uint32_t at, const char *data)
+{
+	struct imgfmt_journal *j = w->j;
+	errcode_t rc;
+	if (at >= j->len)
+		return EXT2_ET_JOURNAL_TOO_SMALL;
+	if (w->n && (w->n == LOGW_RUN || at != w->first + w->n ||
+		     j->map[at] != j->map[w->first] + w->n) && (rc = logw_flush(w)))
+		return rc;
+	if (!w->n)
+		w->first = at;
+	memcpy(w->buf + w->n++ * (size_t)j->bs, data, j->bs);
+	return 0;
+}
+
+/* A block as it is logged: with the journal's magic at its start, those four bytes zeroed (the
+ * tag says so). */
+static const char *logged_form(struct imgfmt_journal *j, const char *src, bool *escaped)
+{
+	*escaped = get32(src) == JMAGIC;
+	if (!*escaped)
+		return src;
+	memcpy(j->buf2, src, j->bs);
+	memset(j->buf2, 0, 4);
+	return j->buf2;
+}
+
 errcode_t imgfmt_journal_commit(struct imgfmt_journal *j, const uint64_t *blks, size_t n,
 				const char *(*data)(void *arg, size_t i), void *arg, int64_t now,
 				bool sync)
@@ -279,6 +325,7 @@ errcode_t imgfmt_journal_commit(struct imgfmt_journal *j, const uint64_t *blks, 
 	size_t per = tags_per_descriptor(j);
 	uint32_t tid = j->seq, at = j->first;
 	uint32_t v1sum = ~0u;
+	struct logw w = { .j = j };
 	errcode_t rc;
 
 	if (!n)
@@ -288,10 +335,12 @@ errcode_t imgfmt_journal_commit(struct imgfmt_journal *j, const uint64_t *blks, 
 	for (uint64_t i = 0; i < n; i++)
 		if (!j->is64 && blks[i] >> 32)
 			return EXT2_ET_JOURNAL_TOO_SMALL;
+	if (!(w.buf = malloc((size_t)LOGW_RUN * j->bs)))
+		return ENOMEM;
 	/* the log starts here, with this transaction: it counts only once its commit block is on
 	 * disk, after everything it commits */
 	if ((rc = write_sb(j, j->first, tid)))
-		return rc;
+		goto out;
 	for (size_t i = 0; i < n;) {
 		size_t k = n - i < per ? n - i : per;
 		char *d = j->buf;
@@ -299,21 +348,12 @@ errcode_t imgfmt_journal_commit(struct imgfmt_journal *j, const uint64_t *blks, 
 		put32(d, JMAGIC);
 		put32(d + 4, JB_DESCRIPTOR);
 		put32(d + 8, tid);
-		uint32_t dat = at;
-		at = wrap(j, at + 1);
 		size_t off = 12;
 		for (size_t t = 0; t < k; t++) {
-			const char *src = data(arg, i + t);
-			const char *logged = src;
-			unsigned flags = t ? JF_SAME_UUID : 0;
-			if (get32(src) == JMAGIC) {
-				memcpy(j->buf2, src, j->bs);
-				memset(j->buf2, 0, 4);
-				logged = j->buf2;
-				flags |= JF_ESCAPE;
-			}
-			if (t == k - 1)
-				flags |= JF_LAST_TAG;
+			bool esc;
+			const char *logged = logged_form(j, data(arg, i + t), &esc);
+			unsigned flags = (t ? JF_SAME_UUID : 0) | (esc ? JF_ESCAPE : 0) |
+					 (t == k - 1 ? JF_LAST_TAG : 0);
 			uint32_t c = 0;
 			if (j->csum) {
 				uint32_t be = htonl(tid);
@@ -325,28 +365,27 @@ errcode_t imgfmt_journal_commit(struct imgfmt_journal *j, const uint64_t *blks, 
 				memcpy(d + off, j->sb + JS_UUID, 16);
 				off += 16;
 			}
-			if ((rc = jwrite(j, at, logged)))
-				return rc;
-			at = wrap(j, at + 1);
 		}
 		if (j->csum)
 			put32(d + j->bs - 4, block_csum(j, d, j->bs - 4, j->bs, j->seed));
-		if (j->v1) {
-			/* v1 sums the descriptor and then its blocks, as logged */
+		if (j->v1)
 			v1sum = ext2fs_crc32_be(v1sum, (unsigned char *)d, j->bs);
-			uint32_t a2 = wrap(j, dat + 1);
-			for (size_t t = 0; t < k; t++, a2 = wrap(j, a2 + 1)) {
-				if ((rc = jread(j, a2, j->buf2)))
-					return rc;
-				v1sum = ext2fs_crc32_be(v1sum, (unsigned char *)j->buf2, j->bs);
-			}
+		if ((rc = logw_put(&w, at, d)))
+			goto out;
+		at = wrap(j, at + 1);
+		for (size_t t = 0; t < k; t++) {
+			bool esc;
+			const char *logged = logged_form(j, data(arg, i + t), &esc);
+			if (j->v1)
+				v1sum = ext2fs_crc32_be(v1sum, (const unsigned char *)logged, j->bs);
+			if ((rc = logw_put(&w, at, logged)))
+				goto out;
+			at = wrap(j, at + 1);
 		}
-		if ((rc = jwrite(j, dat, d)))
-			return rc;
 		i += k;
 	}
-	if ((rc = barrier(j, sync)))
-		return rc;
+	if ((rc = logw_flush(&w)) || (rc = barrier(j, sync)))
+		goto out;
 	char *c = j->buf;
 	memset(c, 0, j->bs);
 	put32(c, JMAGIC);
@@ -363,9 +402,11 @@ errcode_t imgfmt_journal_commit(struct imgfmt_journal *j, const uint64_t *blks, 
 		put32(c + JC_CSUM, crc32c(j->seed, c, j->bs));
 	}
 	if ((rc = jwrite(j, at, c)) || (rc = barrier(j, sync)))
-		return rc;
+		goto out;
 	j->seq = tid + 1; /* the next transaction's; the superblock says so with it */
-	return 0;
+out:
+	free(w.buf);
+	return rc;
 }
 
 errcode_t imgfmt_journal_reset(struct imgfmt_journal *j, bool sync)

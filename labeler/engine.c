@@ -560,6 +560,14 @@ volatile sig_atomic_t label_stop_signal;
 /* In place: what is held made durable; the counts of what is on disk follow. */
 static int commit(struct run *r)
 {
+	/* in place, each commit goes to the file that was opened: only while the path names it */
+	if (xattr_commit_due(r->x) || xattr_held(r->x)) {
+		if (!img_whole_or_nothing(r->img) &&
+		    !img_still_target(r->img, r->lost, sizeof(r->lost))) {
+			r->commit_rc = LABEL_TARGET_LOST;
+			return -1;
+		}
+	}
 	if ((r->commit_rc = xattr_commit(r->x))) {
 		/* (in order, the labels are on disk once the inodes are) */
 		if (xattr_inodes_on_disk(r->x)) {
@@ -836,6 +844,10 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 	} else if (rc == LABEL_READ_ONLY) {
 		fprintf(stderr, "fclabel %s: %s: %s is on a read-only file system; stopped at the first "
 			"write\n", o->cmd, name, qname(r.read_only_at));
+		st->errors++;
+	} else if (rc == LABEL_TARGET_LOST) {
+		fprintf(stderr, "fclabel %s: %s; what was written before went to the file that was "
+			"opened; the rest is not written (stopped)\n", o->cmd, r.lost);
 		st->errors++;
 	} else if (rc == LABEL_REFUSED) {
 		fprintf(stderr, "fclabel %s: %s: refusing to write to it: %s; stopped (run e2fsck "

@@ -36,6 +36,7 @@ struct run {
 	bool entry_verified;     /* relabel --digests: the entry's subtree was left right (prunable) */
 	bool refused;            /* no block may be taken from the image: the walk stops */
 	errcode_t commit_rc;     /* in place: a commit failed: the walk stops */
+	char lost[512];          /* LABEL_TARGET_LOST: the path and what names it now */
 	bool read_only;          /* a live tree's file system is read-only: the walk stops */
 	char read_only_at[512];  /* where that was found */
 	char want[4096];         /* an app data label being made */
@@ -66,6 +67,7 @@ struct dstate {
 #define LABEL_IO_FAILED ((errcode_t)-3)
 #define LABEL_REFUSED ((errcode_t)-4) /* the image's block claims: see xattr_strerror */
 #define LABEL_READ_ONLY ((errcode_t)-5) /* a live tree on a read-only file system */
+#define LABEL_TARGET_LOST ((errcode_t)-6) /* in place: the path names another file now */
 /* A write to path failed with EROFS: the walk stops (one error, not one per file). */
 void label_read_only(struct run *r, const char *path);
 /* Whether a write's error refuses the image (no block may be taken from it), or is SIGINT or

@@ -753,7 +753,7 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 			return -1;
 		}
 	}
-	if ((rw && img_begin_writes(img, !img->no_sync, cmd, false)) ||
+	if ((rw && !(p && p->unsafe) && img_begin_writes(img, !img->no_sync, cmd, false)) ||
 	    check_state(img, name, flags, cmd) || check_features(img, name, cmd) ||
 	    check_damage(img, name, cmd) ||
 	    read_bitmaps(img, name, cmd) || (rw && !still_target_open(img, cmd)) ||

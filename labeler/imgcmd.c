@@ -27,7 +27,8 @@ const char label_usage[] =
 	"fclabel label IMAGE|DIR -S FC[,FC...]|--android-root ROOT [--partition NAME=PATH]...\n"
 	"                    [-a MOUNTPOINT] [-n] [-e PATH]... [-v] [--json FILE] [--strict] [--force]\n"
 	"                    [--base-only] [-z UNDO_FILE] [-o OUT] [--no-sync]\n"
-	"                    [--atomic|--in-place] [--policy SEPOLICY] [--cross-mounts]\n"
+	"                    [--atomic|--in-place] [--no-crash-safety] [--policy SEPOLICY]\n"
+	"                    [--cross-mounts]\n"
 	"                    [--seapp SEAPP[,SEAPP...] [--packages FILE]] [--digests]\n"
 	"                    [--as-device [--ignore-digests]] [--lock[=yes|no|nonblock]] [-T N]\n"
 	"\n"
@@ -51,6 +52,9 @@ const char label_usage[] =
 	"      --atomic           raw image: label a copy beside it and rename it over the\n"
 	"                         image when complete (default with 128-byte inodes)\n"
 	"      --in-place         raw image: write in place, even with 128-byte inodes\n"
+	"      --no-crash-safety  in place: write straight to the image, with no journal\n"
+	"                         transaction or crash order (a killed run can leave it\n"
+	"                         inconsistent; for pipelines that rebuild on failure)\n"
 	"      --policy SEPOLICY  first check every context against this binary SELinux\n"
 	"                         policy (libsepol); stop if one is not valid\n"
 	"      --cross-mounts     DIR: also enter the file systems mounted below it\n"
@@ -108,7 +112,8 @@ const char relabel_usage[] =
 	"                      [--partition NAME=PATH]... [-a MOUNTPOINT]\n"
 	"                      [-e PATH]... [-v] [--plan] [--verify] [--json FILE] [--force]\n"
 	"                      [--base-only] [-z UNDO_FILE] [-o OUT] [--no-sync]\n"
-	"                      [--atomic|--in-place] [--policy SEPOLICY] [--cross-mounts]\n"
+	"                      [--atomic|--in-place] [--no-crash-safety] [--policy SEPOLICY]\n"
+	"                      [--cross-mounts]\n"
 	"                      [--seapp NEW_SEAPP[,...] [--from-seapp OLD_SEAPP[,...]]\n"
 	"                      [--packages FILE]] [--digests] [--lock[=yes|no|nonblock]]\n"
 	"\n"
@@ -135,6 +140,9 @@ const char relabel_usage[] =
 	"      --atomic           raw image: label a copy beside it and rename it over the\n"
 	"                         image when complete (default with 128-byte inodes)\n"
 	"      --in-place         raw image: write in place, even with 128-byte inodes\n"
+	"      --no-crash-safety  in place: write straight to the image, with no journal\n"
+	"                         transaction or crash order (a killed run can leave it\n"
+	"                         inconsistent; for pipelines that rebuild on failure)\n"
 	"      --policy SEPOLICY  first check every context against this binary SELinux\n"
 	"                         policy (libsepol); stop if one is not valid\n"
 	"      --cross-mounts     DIR: also enter the file systems mounted below it\n"
@@ -225,6 +233,7 @@ static const struct option image_opts[] = {
 	{ "cross-mounts", no_argument, NULL, 'X' },
 	{ "atomic", no_argument, NULL, 'R' },
 	{ "in-place", no_argument, NULL, 'I' },
+	{ "no-crash-safety", no_argument, NULL, 'N' },
 	{ "seapp", required_argument, NULL, 'A' },
 	{ "from-seapp", required_argument, NULL, 'F' },
 	{ "packages", required_argument, NULL, 'K' },
@@ -311,6 +320,7 @@ static int take_option(struct imgcmd *c, int opt, const char *arg)
 	case 'Y': c->ip.no_sync = true; break;
 	case 'R': c->ip.replace = REPLACE_ALWAYS; break;
 	case 'I': c->ip.replace = REPLACE_NEVER; break;
+	case 'N': c->ip.unsafe = true; break;
 	case 'a':
 		free(c->mp);
 		if (!(c->mp = path_arg(c, 'a', arg)))
@@ -375,11 +385,11 @@ static int parse_options(struct imgcmd *c, int argc, char **argv)
 {
 	const char *shortopts = c->check ? "S:a:e:vT:h" : c->relabel ? "a:e:vz:o:h" : "S:a:ne:vz:o:T:h";
 	/* the long options each command takes, beyond the shared ones */
-	const char *own = c->check ? "TGW" : c->relabel ? "OUPVfzoYRIF" : "sfzoYRITGW";
+	const char *own = c->check ? "TGW" : c->relabel ? "OUPVfzoYRIFN" : "sfzoYRITGWN";
 	int opt, r;
 
 	while ((opt = getopt_long(argc, argv, shortopts, image_opts, NULL)) != -1) {
-		if (opt < 256 && strchr("OUPVsfzoYRIFTGW", opt) && !strchr(own, opt)) {
+		if (opt < 256 && strchr("OUPVsfzoYRIFTGWN", opt) && !strchr(own, opt)) {
 			if (opt == 'G' || opt == 'W')
 				fprintf(stderr, "fclabel %s: --%s is for label and check (a relabel is "
 					"told what changed; --as-device finds it from the digests)\n",
@@ -454,12 +464,12 @@ static int check_target(struct imgcmd *c)
 	const struct img_params *ip = &c->ip;
 
 	c->tree = !stat(c->target, &sb) && S_ISDIR(sb.st_mode);
-	if (c->tree && (ip->undo || ip->output || ip->no_sync || ip->replace ||
+	if (c->tree && (ip->undo || ip->output || ip->no_sync || ip->replace || ip->unsafe ||
 			(c->imgflags & IMG_FORCE))) {
 		fprintf(stderr, "fclabel %s: %s is a directory: %s applies to images only\n", c->cmd,
 			c->target, ip->undo ? "-z" : ip->output ? "-o" : ip->no_sync ? "--no-sync"
 			: ip->replace == REPLACE_ALWAYS ? "--atomic" : ip->replace ? "--in-place"
-			: "--force");
+			: ip->unsafe ? "--no-crash-safety" : "--force");
 		return -1;
 	}
 	if (!c->tree && (c->o.cross_mounts || c->o.threads)) {

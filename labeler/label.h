@@ -50,6 +50,7 @@ struct img_params {
 	bool no_sync;       /* --no-sync: do not wait for the written data to reach the disk */
 	int replace;        /* --atomic, --in-place */
 	int lock;           /* --lock: LOCK_WAIT (default), LOCK_NONE, LOCK_NONBLOCK */
+	bool unsafe;        /* --no-crash-safety: in place, written straight, in libext2fs's order */
 };
 enum { LOCK_WAIT, LOCK_NONE, LOCK_NONBLOCK };
 /* Opens an ext4/3/2 image (raw, Android sparse, or a block device); on failure prints why
@@ -141,6 +142,8 @@ const char *xattr_strerror(const struct xattr_ctx *x, errcode_t rc);
  * reach the disk after the inodes; a commit is due once limit blocks are held. */
 void xattr_set_inplace(struct xattr_ctx *x, bool ordered, size_t limit);
 bool xattr_commit_due(const struct xattr_ctx *x);
+/* Whether writes are held, waiting for a commit. */
+bool xattr_held(const struct xattr_ctx *x);
 /* Between two files: what is held made durable together (quota usage included). After a
  * failure none follows; xattr_commit_failed says so, and xattr_inodes_on_disk whether the
  * labels of the failed one reached the disk even so (in order: the inodes came before). */

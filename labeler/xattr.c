@@ -1150,9 +1150,14 @@ void xattr_set_inplace(struct xattr_ctx *x, bool ordered, size_t limit)
 		ext2fs_set_block_alloc_stats_callback(x->fs, stats_hook, &x->old_stats);
 }
 
+bool xattr_held(const struct xattr_ctx *x)
+{
+	return x && x->inplace && imgfmt_overlay_held(x->fs->io);
+}
+
 bool xattr_commit_due(const struct xattr_ctx *x)
 {
-	return x->inplace && imgfmt_overlay_held(x->fs->io) >= x->commit_limit;
+	return x && x->inplace && imgfmt_overlay_held(x->fs->io) >= x->commit_limit;
 }
 
 /* The quota files' share of a commit: a failure fails the commit (and the run: what is held is

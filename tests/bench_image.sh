@@ -69,6 +69,30 @@ set -- $(measure "$top/fclabel" label "$out/work.img" -S "$fc")
 echo "fclabel label again (nothing to write): $2 s: $(grep scanned "$out/cmd.err" | tail -n 1)"
 echo "fclabel / e2fsck  : $(awk -v a="$fl_s" -v b="$fs_s" 'BEGIN { printf "%.2fx (target <= 2x)", a / b }')"
 
+# what crash safety costs in place: the default (each batch a transaction of the image's journal)
+# against --no-crash-safety (straight to the image), and without a journal (crash order) against
+# the same; best of BENCH_RUNS (3), each on a fresh copy, in this run
+safety_cost() { # IMG ARGS...
+	_i=$1; shift
+	: >"$out/sc.t"
+	r=0; while [ $r -lt "${BENCH_RUNS:-3}" ]; do
+		cp --sparse=always "$_i" "$out/work.img"; sync
+		m=$(measure "$top/fclabel" label "$out/work.img" -S "$fc" "$@")
+		echo "$m" | awk '{ print $2 }' >>"$out/sc.t"
+		r=$((r + 1))
+	done
+	best <"$out/sc.t"
+}
+j_s=$(safety_cost "$img")
+u_s=$(safety_cost "$img" --no-crash-safety)
+cp --sparse=always "$img" "$out/nj.img"
+tune2fs -O ^has_journal "$out/nj.img" >/dev/null 2>&1
+o_s=$(safety_cost "$out/nj.img")
+ou_s=$(safety_cost "$out/nj.img" --no-crash-safety)
+rm -f "$out/nj.img"
+echo "in place, through the journal      : $j_s s; --no-crash-safety: $u_s s ($(awk -v a="$j_s" -v b="$u_s" 'BEGIN { printf "%.2fx", a / b }'))"
+echo "in place, no journal (crash order) : $o_s s; --no-crash-safety: $ou_s s ($(awk -v a="$o_s" -v b="$ou_s" 'BEGIN { printf "%.2fx", a / b }'))"
+
 # sparse_vs_raw DIR WHERE: the raw and sparse forms labeled alternately in DIR, each with and
 # without --no-sync, best of BENCH_RUNS (3)
 sparse_vs_raw() {
