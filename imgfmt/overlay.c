@@ -237,32 +237,33 @@ static errcode_t write_bytes(struct ov *o, uint64_t off, size_t len, const char 
 
 /* ---- making it durable ---- */
 
-static int cmp_u64(const void *a, const void *b)
+struct held_ref {
+	uint64_t blk;
+	size_t i;
+};
+
+static int cmp_ref(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	uint64_t x = ((const struct held_ref *)a)->blk, y = ((const struct held_ref *)b)->blk;
 	return x < y ? -1 : x > y;
 }
 
-/* The held blocks' indexes, sorted by block number. */
+/* The held blocks' indexes, in the order of their block numbers. */
 static size_t *sorted(const struct ov *o)
 {
-	uint64_t *pairs = malloc(o->n * 2 * sizeof(*pairs));
+	struct held_ref *r = malloc(o->n * sizeof(*r));
 	size_t *ord = malloc(o->n * sizeof(*ord));
-	if (!pairs || !ord) {
-		free(pairs);
+	if (!r || !ord) {
+		free(r);
 		free(ord);
 		return NULL;
 	}
-	/* (block, index) pairs sort by block: block numbers are unique */
-	uint64_t *keys = pairs;
 	for (size_t i = 0; i < o->n; i++)
-		keys[i] = o->blk[i];
-	qsort(keys, o->n, sizeof(*keys), cmp_u64);
-	for (size_t i = 0; i < o->n; i++) {
-		const char *h = held(o, keys[i]);
-		ord[i] = (size_t)(h - o->data) / o->bs;
-	}
-	free(pairs);
+		r[i] = (struct held_ref){ o->blk[i], i };
+	qsort(r, o->n, sizeof(*r), cmp_ref);
+	for (size_t i = 0; i < o->n; i++)
+		ord[i] = r[i].i;
+	free(r);
 	return ord;
 }
 

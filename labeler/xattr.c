@@ -1137,8 +1137,8 @@ static void stats_hook(ext2_filsys fs, blk64_t blk, int inuse)
 	x->applying = true;
 	ext2fs_block_alloc_stats2(fs, blk, +1);
 	x->applying = false;
-	if (hold_release(x, blk, false))
-		x->quota_rc = x->quota_rc ? x->quota_rc : ENOMEM; /* (the commit fails on it) */
+	if (hold_release(x, blk, false) && !x->commit_failed)
+		x->commit_failed = ENOMEM; /* (the next commit fails on it: the block is not freed) */
 }
 
 void xattr_set_inplace(struct xattr_ctx *x, bool ordered, size_t limit)
@@ -1173,8 +1173,6 @@ static errcode_t quota_step(struct xattr_ctx *x, int which)
 static errcode_t commit_once(struct xattr_ctx *x)
 {
 	errcode_t rc = 0;
-	if (x->quota_rc)
-		return x->quota_rc; /* (the hook's ENOMEM) */
 	if (!x->ordered) {
 		if ((rc = quota_step(x, QC_ALL)))
 			return rc;

@@ -20,7 +20,7 @@
 # inodes, quota, journal, --in-place; (d) the same without a journal. The base image is labeled
 # with an older policy first, so the walk changes labels as well as adding them.
 # KILLWALK_HEAD (every write up to it), KILLWALK_REST (points after it), KILLWALK_ALL=1 (every
-# write), KILLWALK_SECONDS (the time bound), KILLWALK_ONLY=abcd (the configurations).
+# write), KILLWALK_SECONDS (the time bound), KILLWALK_ONLY=abcdef (the configurations).
 # tests/walklib.sh has the tree, the policies and the judge; tests/judgelib.sh the e2fsck rules.
 . "$TOP/tests/imglib.sh"
 . "$TOP/tests/judgelib.sh"
@@ -31,10 +31,10 @@ command -v timeout >/dev/null || skip "timeout (coreutils) is not installed"
 cc -shared -fPIC -O2 -o killshim.so "$TOP/tests/killshim.c" -ldl 2>cc.err ||
 	skip "cannot build the kill shim: $(head -n 1 cc.err)"
 trap kernel_cleanup EXIT
-HEAD=${KILLWALK_HEAD:-80}
+HEAD=${KILLWALK_HEAD:-200}
 REST=${KILLWALK_REST:-40}
 BOUND=${KILLWALK_SECONDS:-300}
-ONLY=${KILLWALK_ONLY:-abcd}
+ONLY=${KILLWALK_ONLY:-abcdef}
 WALK_ALL=${KILLWALK_ALL:-}
 # (the sanitized build is slower: fewer points there)
 case $FCLABEL in */asan/*) HEAD=$((HEAD / 2)) REST=$((REST / 2)) ;; esac
@@ -89,13 +89,21 @@ config() {
 
 summary=
 first=$(printf '%s' "$ONLY" | cut -c1)
-for c in a b c d; do
+for c in a b c d e f; do
 	case $ONLY in *$c*) ;; *) continue ;; esac
 	case $c in
 	a) config a "-I 256 -b 4096 -g 2048" -S fc_new --digests ;;
 	b) config b "-I 256 -b 4096 -g 2048 -O ^has_journal" -S fc_new --digests ;;
 	c) config c "-I 128 -b 1024 -O quota" -S fc_new --in-place ;;
 	d) config d "-I 128 -b 1024 -O quota,^has_journal" -S fc_new --in-place ;;
+	# the same two with a commit every 8 blocks (FCLABEL_COMMIT_BLOCKS): many transactions,
+	# many batches in crash order, and a kill between any two
+	e) export FCLABEL_COMMIT_BLOCKS=8
+	   config e "-I 256 -b 4096 -g 2048" -S fc_new --digests
+	   unset FCLABEL_COMMIT_BLOCKS ;;
+	f) export FCLABEL_COMMIT_BLOCKS=8
+	   config f "-I 128 -b 1024 -O quota,^has_journal" -S fc_new --in-place
+	   unset FCLABEL_COMMIT_BLOCKS ;;
 	esac
 done
 echo "== kill walk${summary}"
