@@ -174,7 +174,7 @@ ip=$(best <"$out/inplace.t") at=$(best <"$out/atomic.t") i2=$(best <"$out/i256.t
 peak() { echo "$(( $(sort -n -k2 "$1" | tail -n 1 | cut -d' ' -f2) / 1024 )) MiB"; }
 echo "128-byte inodes (labels in blocks): --in-place $(cut -d' ' -f1 "$out/inplace.t" | tr '\n' ' ')s; renamed copy (default) $(cut -d' ' -f1 "$out/atomic.t" | tr '\n' ' ')s; 256-byte inodes $(cut -d' ' -f1 "$out/i256.t" | tr '\n' ' ')s"
 echo "  peak: --in-place $(peak "$out/inplace.t"), renamed copy $(peak "$out/atomic.t"), 256-byte $(peak "$out/i256.t")"
-echo "  renamed copy / 256-byte, best of each: $at / $i2 = $(awk -v a="$at" -v b="$i2" 'BEGIN { printf "%.2fx", a / b }') (target <= 1.3x); --in-place / 256-byte: $(awk -v a="$ip" -v b="$i2" 'BEGIN { printf "%.2fx", a / b }') (written in crash order)"
+echo "  renamed copy / 256-byte, best of each: $at / $i2 = $(awk -v a="$at" -v b="$i2" 'BEGIN { printf "%.2fx", a / b }') (target <= 1.3x); --in-place / 256-byte: $(awk -v a="$ip" -v b="$i2" 'BEGIN { printf "%.2fx", a / b }') (through the journal: every label a block of its own or a shared one)"
 echo "  copy / in place, best of each: $at / $ip = $(awk -v a="$at" -v b="$ip" 'BEGIN { printf "%.2fx", a / b }') ($(($(du -k "$img128" | cut -f1) / 1024)) MiB allocated, copied beside itself)"
 echo "  (the work directory's file system: $(findmnt -n -o FSTYPE,OPTIONS -T "$out" 2>/dev/null))"
 # the look at the block claims before the first write (labeler/claims.c), inside those runs
