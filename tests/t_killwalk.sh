@@ -97,13 +97,15 @@ for c in a b c d e f; do
 	c) config c "-I 128 -b 1024 -O quota" -S fc_new --in-place ;;
 	d) config d "-I 128 -b 1024 -O quota,^has_journal" -S fc_new --in-place ;;
 	# the same two with a commit every 8 blocks (FCLABEL_COMMIT_BLOCKS): many transactions,
-	# many batches in crash order, and a kill between any two
+	# many batches in crash order (their first writes, then points spread to the last)
 	e) export FCLABEL_COMMIT_BLOCKS=8
+	   h=$HEAD; HEAD=$((HEAD * 2 / 5))
 	   config e "-I 256 -b 4096 -g 2048" -S fc_new --digests
-	   unset FCLABEL_COMMIT_BLOCKS ;;
+	   HEAD=$h; unset FCLABEL_COMMIT_BLOCKS ;;
 	f) export FCLABEL_COMMIT_BLOCKS=8
+	   h=$HEAD; HEAD=$((HEAD * 2 / 5))
 	   config f "-I 128 -b 1024 -O quota,^has_journal" -S fc_new --in-place
-	   unset FCLABEL_COMMIT_BLOCKS ;;
+	   HEAD=$h; unset FCLABEL_COMMIT_BLOCKS ;;
 	esac
 done
 echo "== kill walk${summary}"
