@@ -94,7 +94,9 @@ check-full: deps
 	@$(MAKE) --no-print-directory fclabel $(TEST_BINS)
 	@FC_NO_SANITIZERS= sh tests/run.sh
 
-demo: deps
+# (what the demo needs only: no test tools, cross compilers or qemu)
+demo:
+	@sh mk/deps.sh demo
 	@$(MAKE) -s --no-print-directory fclabel
 	@sh tests/demo.sh
 

@@ -15,6 +15,10 @@ done
 need e2fsprogs command -v mke2fs
 need gcc command -v cc
 need make command -v make
+# `make demo` (sh mk/deps.sh demo) needs no more: building fclabel and e2fsprogs. What follows is
+# for the tests and the cross builds (make check, make static-*), and changes a machine more
+# (cross toolchains, qemu, valgrind, dpkg's foreign architectures): not for a demo.
+if [ "${1:-}" != demo ]; then
 # what the tests use
 need android-sdk-libsparse-utils command -v img2simg
 need attr command -v setfattr
@@ -48,6 +52,7 @@ need selinux-policy-default test -f /etc/selinux/default/policy/policy.33
 # compilers, qemu-user-static, and the targets' libraries in private sysroots (mk/cross.sh; what
 # cannot be had here is said, and those tests skip)
 sh "$(dirname "$0")/cross.sh" deps "$(dirname "$0")/../build/sysroot-"
+fi
 missing=$(echo $missing)
 [ -z "$missing" ] && exit 0
 line="apt-get install -y $missing"
