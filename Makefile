@@ -36,7 +36,9 @@ SA_SRCS  := $(wildcard seapp/*.c)
 SA_OBJS  := $(SA_SRCS:.c=.o)
 LB_SRCS  := $(wildcard labeler/*.c)
 LB_OBJS  := $(LB_SRCS:.c=.o)
-TEST_BINS := tests/oracle tests/fcbench tests/fcunit tests/seappunit tests/fcdigest tests/nogetxattrat
+TEST_BINS := tests/oracle tests/fcunit tests/seappunit tests/fcdigest tests/nogetxattrat
+# the benchmarks' own programs (bench/): make check builds none of them
+BENCH_BINS := bench/fcbench bench/treefloor
 
 .PHONY: all deps check check-full demo bench bench-image bench-relabel bench-tree bench-data clean
 all: fclabel
@@ -74,10 +76,10 @@ tests/fcdigest: tests/fcdigest.c fcontexts/libfcontexts.a
 tests/seappunit: tests/seappunit.c seapp/libseapp.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< seapp/libseapp.a -lpthread
 
-tests/fcbench: tests/fcbench.c fcontexts/libfcontexts.a
+bench/fcbench: bench/fcbench.c fcontexts/libfcontexts.a
 	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< fcontexts/libfcontexts.a $(FC_LIBS) $(SEL_LIBS) -ldl -lpthread
 
-tests/treefloor: tests/treefloor.c
+bench/treefloor: bench/treefloor.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< -lpthread
 
 # runs a command as on a kernel without getxattrat(2) (Linux < 6.13): t_nogetxattrat, bench-tree
@@ -101,24 +103,24 @@ demo:
 	@sh tests/demo.sh
 
 bench: deps
-	@$(MAKE) --no-print-directory fclabel tests/fcbench
-	@sh tests/bench.sh
+	@$(MAKE) --no-print-directory fclabel bench/fcbench
+	@sh bench/bench.sh
 
 bench-image: deps
 	@$(MAKE) -s --no-print-directory fclabel
-	@sh tests/bench_image.sh
+	@sh bench/bench_image.sh
 
 bench-relabel: deps
 	@$(MAKE) -s --no-print-directory fclabel
-	@sh tests/bench_relabel.sh
+	@sh bench/bench_relabel.sh
 
 bench-tree: deps
-	@$(MAKE) -s --no-print-directory fclabel tests/treefloor tests/nogetxattrat
-	@sh tests/bench_tree.sh
+	@$(MAKE) -s --no-print-directory fclabel bench/treefloor tests/nogetxattrat
+	@sh bench/bench_tree.sh
 
 bench-data: deps
 	@$(MAKE) -s --no-print-directory fclabel
-	@sh tests/bench_data.sh
+	@sh bench/bench_data.sh
 
 include mk/fuzz.mk
 # make static-arm64, make static-armhf: fclabel for a phone, cross-compiled, fully static
@@ -128,5 +130,5 @@ include mk/install.mk
 
 clean:
 	rm -f fclabel $(FC_OBJS) $(LB_OBJS) $(IF_OBJS) $(SA_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a \
-		seapp/libseapp.a $(TEST_BINS) tests/treefloor
+		seapp/libseapp.a $(TEST_BINS) $(BENCH_BINS)
 	rm -rf tests/out

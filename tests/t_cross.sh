@@ -284,8 +284,14 @@ trace() {
 	"$PY" - "$OUT/$_a.$_n.strace" "$OUT" "$TOP" "${SHARED:-/nonexistent}" <<'EOF'
 import os, re, sys
 text = open(sys.argv[1], errors="replace").read()
-out, top, shared = (os.path.realpath(p) for p in sys.argv[2:5])
-inside = lambda p, d: p == d or p.startswith(d + "/")
+# each folder as given and as its links resolve (../shared may be a link, as may the checkout)
+out, top, shared = ({os.path.realpath(p), os.path.normpath(os.path.abspath(p))}
+                    for p in sys.argv[2:5])
+def inside(p, ds):
+    ps = {p, os.path.realpath(p)}
+    if isinstance(ds, str):
+        ds = {ds}
+    return any(q == d or q.startswith(d + "/") for q in ps for d in ds)
 system = ("/proc/", "/sys/devices/system/cpu/", "/dev/")
 bad = set()
 calls = re.findall(r'\b([a-z_0-9]+)\(([^()\n]*?"[^"\n]*"[^()\n]*)\)', text)

@@ -11,7 +11,7 @@
 #   fclabel        fclabel label DIR (default threads: one per CPU), and with -T 1
 #   no getxattrat  the same under tests/nogetxattrat (a seccomp filter: getxattrat(2) answers
 #                  ENOSYS, as on a phone's kernel, Linux < 6.13): labels read through descriptors
-#   floor          tests/treefloor: the same syscalls per entry as fclabel, nothing else: "write"
+#   floor          bench/treefloor: the same syscalls per entry as fclabel, nothing else: "write"
 #                  a fixed label (the floor of a first label), "stat" (of nothing to change);
 #                  with as many threads as fclabel, and with one
 #   setfiles       setfiles -F -r DIR FC DIR, and with -T 0 (a thread per CPU)
@@ -30,8 +30,8 @@ fc=$shared/refpolicy/file_contexts
 [ -f "$fc" ] || { echo "bench-tree: no refpolicy file_contexts"; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "bench-tree: needs root (loop mounts)"; exit 1; }
 command -v setfiles >/dev/null || { echo "bench-tree: setfiles is not installed (policycoreutils)"; exit 1; }
-floor=$top/tests/treefloor
-[ -x "$floor" ] || { echo "bench-tree: $floor is not built (make tests/treefloor)"; exit 1; }
+floor=$top/bench/treefloor
+[ -x "$floor" ] || { echo "bench-tree: $floor is not built (make bench/treefloor)"; exit 1; }
 nogx=$top/tests/nogetxattrat
 [ -x "$nogx" ] || { echo "bench-tree: $nogx is not built (make tests/nogetxattrat)"; exit 1; }
 [ "$("$nogx" --probe 2>&1)" = ENOSYS ] || { echo "bench-tree: $nogx does not work here: $("$nogx" --probe 2>&1)"; exit 1; }
@@ -41,7 +41,7 @@ fixed=system_u:object_r:usr_t:s0
 
 img=$top/tests/out/bench-image/base.img
 if [ ! -f "$img" ] || [ "$(cat "$top/tests/out/bench-image/base.n" 2>/dev/null)" != "$n" ]; then
-	BENCH_BUILD_ONLY=1 BENCH_INODES=$n sh "$top/tests/bench_image.sh" || exit 1
+	BENCH_BUILD_ONLY=1 BENCH_INODES=$n sh "$top/bench/bench_image.sh" || exit 1
 fi
 newlib=$(bash "$top/../shared/tools/build-libselinux-new" 2>/dev/null | tail -n 1)
 if [ -f "$newlib/libselinux.so.1" ]; then

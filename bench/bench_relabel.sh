@@ -12,7 +12,7 @@
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 out=$top/tests/out/bench-image
-[ -f "$out/base.img" ] && [ -f "$out/paths.txt" ] || sh "$top/tests/bench_image.sh" >/dev/null
+[ -f "$out/base.img" ] && [ -f "$out/paths.txt" ] || sh "$top/bench/bench_image.sh" >/dev/null
 [ -f "$out/paths.txt" ] || { echo "bench-relabel: no base image"; exit 1; }
 shared=${SHARED:-$top/../shared/data}
 fcdir=$shared/refpolicy

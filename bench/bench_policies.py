@@ -4,7 +4,7 @@ file_contexts set in ../shared/data, over the paths that policy is for: refpolic
 machine's own paths, the Android policies over the Pixel 5 image's listing, the Leagoo image's
 own policy over its own listing. One run, same queries for every engine.
 
-Rates are whole lookups: lookups / (load + lookups), as tests/fcbench measures them inside the
+Rates are whole lookups: lookups / (load + lookups), as bench/fcbench measures them inside the
 process (its reading of the query file is the harness's, the same for every engine). Each
 figure is the best of RUNS runs. Answers: the digest of every answer must equal libselinux's.
 

@@ -6,7 +6,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 out=$top/tests/out/bench
 mkdir -p "$out"
-bench=$top/tests/fcbench
+bench=$top/bench/fcbench
 shared=${SHARED:-$top/../shared/data}
 runs=${BENCH_RUNS:-3}
 sample=${BENCH_SAMPLE:-20000}
@@ -84,7 +84,7 @@ if [ -n "$new_all" ]; then
 fi
 
 # Policy load: refpolicy with its .homedirs and .subs_dist as text, as libselinux 3.4's .bin
-# (format 5, sefcontext_compile of this system) and as 3.8's (format 6, tests/build_sefc_new.sh).
+# (format 5, sefcontext_compile of this system) and as 3.8's (format 6, bench/build_sefc_new.sh).
 ld=$out/load
 rm -rf "$ld"; mkdir -p "$ld/text" "$ld/v5" "$ld/v6"
 fcd=$(dirname "$fc")
@@ -95,7 +95,7 @@ printf '0100644 /usr/bin/ls\0' >"$ld/one.q"
 loadms() { # best load_ms of 10 runs
 	for _i in 1 2 3 4 5 6 7 8 9 10; do "$bench" fclabel "$1" "$ld/one.q"; done | field load_ms | sort -n | head -n 1
 }
-sefc_new=$(bash "$top/tests/build_sefc_new.sh" 2>>"$out/newlib.log" | tail -n 1) || sefc_new=
+sefc_new=$(bash "$top/bench/build_sefc_new.sh" 2>>"$out/newlib.log" | tail -n 1) || sefc_new=
 echo
 echo "policy load (refpolicy + .homedirs + .subs_dist, best of 10; target: .bin no slower than text, <= 10 ms):"
 t_text=$(loadms "$ld/text/file_contexts")
@@ -116,11 +116,11 @@ done
 echo "  the installed policy (/etc/selinux/default, its .bin is newer): $(loadms /etc/selinux/default/contexts/files/file_contexts) ms"
 
 # Every policy in ../shared/data, whole lookups (load included), against libselinux 3.8 in the
-# same run, with the answers checked against 3.4 and 3.8 (tests/bench_policies.py).
+# same run, with the answers checked against 3.4 and 3.8 (bench/bench_policies.py).
 if [ -d "$shared/images" ] && [ -d "$shared/android" ]; then
 	echo
 	echo "every policy (whole lookups: load + lookups, best of $runs):"
-	python3 "$top/tests/bench_policies.py" "$bench" "$shared" "$out" "$out/machine.q" "${newlib:--}" "$runs" || status=1
+	python3 "$top/bench/bench_policies.py" "$bench" "$shared" "$out" "$out/machine.q" "${newlib:--}" "$runs" || status=1
 else
 	echo "bench: no ../shared/data images and android policies: the per-policy table is skipped"
 fi
