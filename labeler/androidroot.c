@@ -855,16 +855,20 @@ static int mounts_check(struct ns *ns, struct walk *w, bool legacy)
 	if (!status && nempty)
 		status = fstab_read(ns, w, &fs);
 	for (int i = 0; i < AROOT_PARTS && !status; i++) {
+		char at[AROOT_PATH_MAX + 64]; /* "/NAME (where it is)", or "/NAME" when it is there */
 		if (!where[i])
 			continue;
+		bool here = where[i][0] == '/' && !strcmp(where[i] + 1, part_names[i]);
+		snprintf(at, sizeof(at), "/%s%s%s%s", part_names[i], here ? "" : " (",
+			 here ? "" : qname(where[i]), here ? "" : ")");
 		if (fs.any && !fs.listed[i]) {
-			fprintf(stderr, "fclabel %s: /%s (%s) is an empty directory, and the device's "
-				"fstab (%s) mounts nothing there: no %s partition\n", ns->cmd,
-				part_names[i], qname(where[i]), fs.read, part_names[i]);
+			fprintf(stderr, "fclabel %s: %s is an empty directory, and the device's fstab "
+				"(%s) mounts nothing there: no %s partition\n", ns->cmd, at, fs.read,
+				part_names[i]);
 			continue;
 		}
-		fprintf(stderr, "fclabel %s: /%s (%s) is an empty directory: the %s partition is "
-			"not mounted there", ns->cmd, part_names[i], qname(where[i]), part_names[i]);
+		fprintf(stderr, "fclabel %s: %s is an empty directory: the %s partition is not "
+			"mounted there", ns->cmd, at, part_names[i]);
 		if (fs.listed[i])
 			fprintf(stderr, ", and the device mounts it (%s)", qname(fs.from[i]));
 		else
