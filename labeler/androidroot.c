@@ -7,6 +7,9 @@
  * never written. Paths are walked as the device's kernel walks them: symlinks are followed inside
  * that tree ("/product" -> "/system/product", "/odm/etc" -> "/vendor/odm/etc"), never into the
  * machine fclabel runs on. The files are read into memory: a recovery may have no writable /tmp.
+ * The tree must be the device's: a partition's mount point that is an empty directory (not
+ * mounted) is refused unless --partition NAME=none or the device's fstab says it has none, and
+ * so are a recovery's own copies at its root unless --partition system=ROOT names them.
  */
 #include <dirent.h>
 #include <errno.h>
