@@ -26,8 +26,8 @@ _fclabel_opts_relabel="--from --to --android-root --partition -a --mount-point -
 _fclabel_args_relabel="--from --to --android-root --partition -a --mount-point -e --exclude --json -z --undo -o --output
 	--policy --seapp --from-seapp --packages"
 
-_fclabel_opts_diff="--json --base-only -h --help"
-_fclabel_args_diff=""
+_fclabel_opts_diff="--android-root --partition --old-root --old-partition --json --base-only -h --help"
+_fclabel_args_diff="--android-root --partition --old-root --old-partition"
 
 _fclabel_opts_lookup="-S --file-contexts --android-root --partition --base-only -m --mode -v --verbose --batch -0 --null
 	--policy --seapp --packages -h --help"
@@ -99,12 +99,12 @@ _fclabel()
 				[[ none == "$cur"* ]] && COMPREPLY+=(none)
 				;;
 			-m | --mode) COMPREPLY=($(compgen -W "f d l c b p s" -- "$cur")) ;;
-			--android-root)
+			--android-root | --old-root)
 				compopt -o filenames 2>/dev/null
 				mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 				;;
 			# NAME=, then (bash splits at '=') a directory or image, as an operand
-			--partition)
+			--partition | --old-partition)
 				COMPREPLY=($(compgen -W "system= system_ext= product= vendor= odm=" -- "$cur"))
 				compopt -o nospace 2>/dev/null
 				;;

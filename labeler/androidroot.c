@@ -7,6 +7,9 @@
  * never written. Paths are walked as the device's kernel walks them: symlinks are followed inside
  * that tree ("/product" -> "/system/product", "/odm/etc" -> "/vendor/odm/etc"), never into the
  * machine fclabel runs on. The files are read into memory: a recovery may have no writable /tmp.
+ * The tree must be the device's: a partition's mount point that is an empty directory (not
+ * mounted) is refused unless --partition NAME=none or the device's fstab says it has none, and
+ * so are a recovery's own copies at its root unless --partition system=ROOT names them.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -26,7 +29,7 @@
 
 static const char *const part_names[AROOT_PARTS] = { "system", "system_ext", "product", "vendor",
 						     "odm" };
-enum { P_SYSTEM };
+enum { P_SYSTEM, P_SYSTEM_EXT, P_PRODUCT, P_VENDOR, P_ODM };
 
 bool aroot_given(const struct aroot_args *a)
 {
@@ -36,7 +39,7 @@ bool aroot_given(const struct aroot_args *a)
 	return a->root != NULL;
 }
 
-bool aroot_partition(struct aroot_args *a, const char *cmd, const char *arg)
+bool aroot_partition_opt(struct aroot_args *a, const char *cmd, const char *opt, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
 	for (int i = 0; eq && eq[1] && i < AROOT_PARTS; i++)
@@ -45,9 +48,20 @@ bool aroot_partition(struct aroot_args *a, const char *cmd, const char *arg)
 			a->part[i] = eq + 1;
 			return true;
 		}
-	fprintf(stderr, "fclabel %s: --partition '%s': want NAME=PATH with NAME one of system, "
-		"system_ext, product, vendor, odm\n", cmd, arg);
+	fprintf(stderr, "fclabel %s: %s '%s': want NAME=PATH (or NAME=none) with NAME one of "
+		"system, system_ext, product, vendor, odm\n", cmd, opt, arg);
 	return false;
+}
+
+bool aroot_partition(struct aroot_args *a, const char *cmd, const char *arg)
+{
+	return aroot_partition_opt(a, cmd, "--partition", arg);
+}
+
+/* --partition NAME=none: the device has no such partition (a file named none is ./none) */
+static bool part_none(const struct aroot_args *a, int i)
+{
+	return a->part[i] && !strcmp(a->part[i], "none");
 }
 
 /* Where a partition, or ROOT, is read from. */
@@ -63,11 +77,16 @@ struct src {
 /* The device's tree: what is mounted at "/" and at "/NAME". */
 struct ns {
 	const char *cmd;
+	const char *ropt, *popt;      /* the options' names: --android-root, --partition */
+	const char *policy;           /* what lines call the policy: "policy" */
 	struct src rootdir;           /* ROOT (a directory) */
 	struct src part[AROOT_PARTS];
+	bool none[AROOT_PARTS];       /* --partition NAME=none: nothing mounted at /NAME */
 	struct src *root;             /* at "/": the system partition when it is system-as-root,
 				       * else ROOT, else none */
 	bool sar;
+	char *sysguess;               /* ROOT/system_root (or ROOT/mnt/system), not empty: where a
+				       * recovery mounts the device's system, when not given */
 	errcode_t err;                /* the last lookup's error, when not an errno */
 };
 
@@ -159,7 +178,7 @@ static void src_close(struct ns *ns, struct src *s)
  * mount point), else refused. 0 when found or absent, -1 after saying why. */
 static int find_in_root(struct ns *ns, int i, int lock)
 {
-	char name[32], *img, *dir;
+	char name[32], what[64], *img, *dir;
 	struct stat si, sd;
 
 	snprintf(name, sizeof(name), "%s.img", part_names[i]);
@@ -168,20 +187,21 @@ static int find_in_root(struct ns *ns, int i, int lock)
 	bool has_img = !stat(img, &si) && (S_ISREG(si.st_mode) || S_ISBLK(si.st_mode));
 	bool has_dir = !lstat(dir, &sd) && S_ISDIR(sd.st_mode);
 	if (has_img && has_dir && !dir_empty(dir)) {
-		fprintf(stderr, "fclabel %s: --android-root: both %s and %s are there: say which is "
-			"the %s partition with --partition %s=PATH\n", ns->cmd, qname(img), qname(dir),
-			part_names[i], part_names[i]);
+		fprintf(stderr, "fclabel %s: %s: both %s and %s are there: say which is the %s "
+			"partition with %s %s=PATH\n", ns->cmd, ns->ropt, qname(img), qname(dir),
+			part_names[i], ns->popt, part_names[i]);
 		free(img);
 		free(dir);
 		return -1;
 	}
+	snprintf(what, sizeof(what), "%s: partition", ns->ropt);
 	if (has_img) {
 		free(dir);
-		return src_open(ns, &ns->part[i], img, "--android-root: partition", lock);
+		return src_open(ns, &ns->part[i], img, what, lock);
 	}
 	free(img);
 	if (has_dir)
-		return src_open(ns, &ns->part[i], dir, "--android-root: partition", lock);
+		return src_open(ns, &ns->part[i], dir, what, lock);
 	free(dir);
 	return 0;
 }
@@ -334,7 +354,8 @@ static struct src *mount_at(struct ns *ns, const char *name, size_t nlen)
  * back up. *kind is what is there (K_NONE: nothing, or a file in the middle of the path); w's
  * top level is it. 0, or an errno / errcode_t.
  */
-static errcode_t resolve(struct ns *ns, struct walk *w, const char *path, enum kind *kind)
+static errcode_t resolve_in(struct ns *ns, struct src *top_src, struct walk *w, const char *path,
+			   enum kind *kind)
 {
 	char rest[AROOT_PATH_MAX * 2];
 	unsigned links = 0;
@@ -348,7 +369,7 @@ static errcode_t resolve(struct ns *ns, struct walk *w, const char *path, enum k
 restart:
 	/* "/": the root source's root, or (no root) a level that holds only the mounts */
 	w->depth = 1;
-	w->lv[0] = (struct level){ ns->root, ns->root && ns->root->image ? EXT2_ROOT_INO : 0, 0, 0 };
+	w->lv[0] = (struct level){ top_src, top_src && top_src->image ? EXT2_ROOT_INO : 0, 0, 0 };
 	*kind = K_DIR;
 	for (;;) {
 		while (*p == '/')
@@ -406,6 +427,12 @@ restart:
 	}
 }
 
+/* The device's path resolved from its "/" */
+static errcode_t resolve(struct ns *ns, struct walk *w, const char *path, enum kind *kind)
+{
+	return resolve_in(ns, ns->root, w, path, kind);
+}
+
 /* Where a resolved file was read from, as messages name it: a path, or IMAGE:/PATH. */
 static char *from_name(const struct walk *w, const struct level *l)
 {
@@ -443,13 +470,14 @@ static int exists(void *arg, const char *path)
 	return k != K_NONE;
 }
 
-/* Reads the device's file at path into *buf (*len bytes); *from says where it was. 0, or -1
- * after saying why. */
-static int read_device_file(struct ns *ns, const char *path, char **buf, size_t *len, char **from)
+/* Reads the device's file at path (resolved from top: the device's "/") into *buf (*len bytes);
+ * *from says where it was. 0, or -1 after saying why. */
+static int read_file_in(struct ns *ns, struct src *top, const char *path, char **buf, size_t *len,
+			char **from)
 {
 	struct walk *w = malloc(sizeof(*w));
 	enum kind k = K_NONE;
-	errcode_t rc = w ? resolve(ns, w, path, &k) : ENOMEM;
+	errcode_t rc = w ? resolve_in(ns, top, w, path, &k) : ENOMEM;
 
 	*buf = NULL;
 	*from = NULL;
@@ -511,7 +539,30 @@ static int read_device_file(struct ns *ns, const char *path, char **buf, size_t 
 	return 0;
 }
 
+static int read_device_file(struct ns *ns, const char *path, char **buf, size_t *len, char **from)
+{
+	return read_file_in(ns, ns->root, path, buf, len, from);
+}
+
 /* ---- the tree, from the options ---- */
+
+/* Where a recovery mounts the device's system (ROOT/system_root, ROOT/mnt/system), when that
+ * is a directory with something in it: for a refusal's advice. */
+static char *guess_system(const struct ns *ns)
+{
+	static const char *const at[] = { "system_root", "mnt/system" };
+	struct stat st;
+
+	for (size_t i = 0; ns->rootdir.open && i < sizeof(at) / sizeof(at[0]); i++) {
+		if (fstatat(ns->rootdir.fd, at[i], &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode))
+			continue;
+		char *p = join(ns->rootdir.label, at[i]);
+		if (!dir_empty(p))
+			return p;
+		free(p);
+	}
+	return NULL;
+}
 
 static int ns_build(struct ns *ns, const struct aroot_args *a, int lock)
 {
@@ -519,16 +570,20 @@ static int ns_build(struct ns *ns, const struct aroot_args *a, int lock)
 		struct stat st;
 		int bad = stat(a->root, &st) < 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
 		if (bad) {
-			fprintf(stderr, "fclabel %s: --android-root %s: %s\n", ns->cmd, qname(a->root),
+			fprintf(stderr, "fclabel %s: %s %s: %s\n", ns->cmd, ns->ropt, qname(a->root),
 				strerror(bad));
 			return -1;
 		}
-		if (src_open(ns, &ns->rootdir, xstrdup(a->root), "--android-root", lock))
+		if (src_open(ns, &ns->rootdir, xstrdup(a->root), ns->ropt, lock))
 			return -1;
+		if (!a->part[P_SYSTEM])
+			ns->sysguess = guess_system(ns);
 	}
 	for (int i = 0; i < AROOT_PARTS; i++) {
 		char what[64];
-		snprintf(what, sizeof(what), "--partition %s=", part_names[i]);
+		snprintf(what, sizeof(what), "%s %s=", ns->popt, part_names[i]);
+		if ((ns->none[i] = part_none(a, i)))
+			continue;
 		if (a->part[i] ? src_open(ns, &ns->part[i], xstrdup(a->part[i]), what, lock)
 			       : a->root ? find_in_root(ns, i, lock) : 0)
 			return -1;
@@ -558,6 +613,8 @@ static void ns_close(struct ns *ns)
 	src_close(ns, &ns->rootdir);
 	for (int i = 0; i < AROOT_PARTS; i++)
 		src_close(ns, &ns->part[i]);
+	free(ns->sysguess);
+	ns->sysguess = NULL;
 }
 
 /* What a source is, for messages. */
@@ -580,13 +637,331 @@ static void describe(const struct ns *ns, FILE *f)
 	}
 	for (int i = 0; i < AROOT_PARTS; i++) {
 		const struct src *s = &ns->part[i];
-		if (!s->open || (i == P_SYSTEM && ns->sar))
+		if (ns->none[i])
+			fprintf(f, "%s/%s = none (%s %s=none)", sep, part_names[i], ns->popt,
+				part_names[i]);
+		else if (!s->open || (i == P_SYSTEM && ns->sar))
 			continue;
-		fprintf(f, "%s/%s = %s (%s)", sep, part_names[i], qname(s->label), src_kind(s));
+		else
+			fprintf(f, "%s/%s = %s (%s)", sep, part_names[i], qname(s->label),
+				src_kind(s));
 		sep = ", ";
 	}
 	if (!*sep)
 		fputs("nothing", f);
+}
+
+/* ---- is it the device's tree? (a partition not mounted, a recovery's own files) ---- */
+
+/* fn(name, nlen, arg) for each entry of a directory but "." and "..", until it returns true */
+typedef bool (*entry_fn)(const char *name, size_t nlen, void *arg);
+
+struct entries {
+	entry_fn fn;
+	void *arg;
+};
+
+static int img_entry(ext2_ino_t dir, int entry, struct ext2_dir_entry *d, int off, int bs,
+		     char *buf, void *priv)
+{
+	struct entries *it = priv;
+	size_t n = (size_t)ext2fs_dirent_name_len(d);
+	(void)dir, (void)entry, (void)off, (void)bs, (void)buf;
+	if ((n == 1 && d->name[0] == '.') || (n == 2 && d->name[0] == '.' && d->name[1] == '.'))
+		return 0;
+	return it->fn(d->name, n, it->arg) ? DIRENT_ABORT : 0;
+}
+
+/* The entries of the directory at level l (of w): 0, or an errno / errcode_t. */
+static errcode_t list_level(const struct walk *w, const struct level *l, entry_fn fn, void *arg)
+{
+	struct entries it = { fn, arg };
+	char rb[AROOT_PATH_MAX * 2];
+
+	if (!l->src)
+		return 0; /* "/" with no root: only the mounts */
+	if (l->src->image)
+		return ext2fs_dir_iterate2(l->src->img.fs, l->ino, 0, NULL, img_entry, &it);
+	const char *r = rel(w->inner + l->in_start, l->in_len, rb);
+	int fd = openat(l->src->fd, r, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	struct dirent *e;
+	if (!d) {
+		errcode_t rc = (errcode_t)errno;
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+		    fn(e->d_name, strlen(e->d_name), arg))
+			break;
+	closedir(d);
+	return 0;
+}
+
+static bool not_empty(const char *name, size_t nlen, void *arg)
+{
+	(void)name, (void)nlen;
+	*(bool *)arg = false;
+	return true;
+}
+
+/* What the device's fstabs say is mounted: fstab_read. */
+struct fstab {
+	bool any;                    /* one was read that lists the system or the vendor partition */
+	bool listed[AROOT_PARTS];
+	char *from[AROOT_PARTS];     /* the first that lists each */
+	char read[512];              /* those read, for messages */
+};
+
+#define FSTAB_MAX 16
+
+struct fstab_names {
+	char *v[FSTAB_MAX];
+	size_t n;
+};
+
+static bool fstab_name(const char *name, size_t nlen, void *arg)
+{
+	struct fstab_names *fn = arg;
+	if (nlen <= 6 || strncmp(name, "fstab.", 6) || fn->n == FSTAB_MAX)
+		return false;
+	if (!(fn->v[fn->n++] = strndup(name, nlen))) {
+		fputs("fclabel: out of memory\n", stderr);
+		exit(EXIT_USAGE);
+	}
+	return false;
+}
+
+/* The partitions an fstab mounts: by its mount points' last component ("/vendor/odm" is odm;
+ * "/" is the system, as Android 9's system-as-root fstabs have it). */
+static void fstab_parse(const char *buf, bool listed[AROOT_PARTS])
+{
+	for (const char *p = buf; *p;) {
+		const char *end = p + strcspn(p, "\n");
+		p += strspn(p, " \t");
+		if (*p != '#' && p < end) {
+			p += strcspn(p, " \t\n");          /* the device */
+			p += strspn(p, " \t");
+			size_t n = strcspn(p, " \t\n");    /* the mount point */
+			const char *last = p;
+			for (size_t k = 0; k < n; k++)
+				if (p[k] == '/')
+					last = p + k + 1;
+			size_t ln = n - (size_t)(last - p);
+			for (int i = 0; i < AROOT_PARTS && n && *p == '/'; i++)
+				if ((n == 1 && i == P_SYSTEM) || (ln == strlen(part_names[i]) &&
+								  !strncmp(last, part_names[i], ln)))
+					listed[i] = true;
+		}
+		p = *end ? end + 1 : end;
+	}
+}
+
+/* The fstab.* files of the device's directory dir (in the tree from top), into fs; -1 after
+ * saying why one could not be read. */
+static int fstab_dir(struct ns *ns, struct src *top, struct walk *w, const char *dir,
+		     struct fstab *fs)
+{
+	struct fstab_names names = { 0 };
+	enum kind k;
+	int status = 0;
+
+	/* a directory that cannot be listed holds no fstab that can be read */
+	if (!resolve_in(ns, top, w, dir, &k) && k == K_DIR)
+		list_level(w, &w->lv[w->depth - 1], fstab_name, &names);
+	for (size_t i = 0; i < names.n && !status; i++) {
+		char *path = join(dir, names.v[i]), *buf = NULL, *from = NULL;
+		bool listed[AROOT_PARTS] = { 0 };
+		size_t len;
+		if (!resolve_in(ns, top, w, path, &k) && k == K_FILE &&
+		    !(status = read_file_in(ns, top, path, &buf, &len, &from)))
+			fstab_parse(buf, listed);
+		if (listed[P_SYSTEM] || listed[P_VENDOR]) {
+			size_t at = strlen(fs->read);
+			snprintf(fs->read + at, sizeof(fs->read) - at, "%s%s", at ? ", " : "",
+				 qname(from));
+			fs->any = true;
+			for (int p = 0; p < AROOT_PARTS; p++) {
+				if (listed[p] && !fs->from[p])
+					fs->from[p] = xstrdup(from);
+				fs->listed[p] |= listed[p];
+			}
+		}
+		free(buf);
+		free(from);
+		free(path);
+	}
+	for (size_t i = 0; i < names.n; i++)
+		free(names.v[i]);
+	return status;
+}
+
+/*
+ * The device's fstabs: /vendor/etc/fstab.* (Android 10 and later list every partition there,
+ * the first-stage ones too), the first-stage ramdisk's /first_stage_ramdisk/fstab.* and /fstab.*
+ * (in ROOT too when "/" is the system). One that lists neither the system nor the vendor
+ * partition does not count: before Android 10 those were mounted from the device tree's fstab,
+ * and what the file leaves out says nothing. -1 after saying why one could not be read.
+ */
+static int fstab_read(struct ns *ns, struct walk *w, struct fstab *fs)
+{
+	static const char *const dirs[] = { "/vendor/etc", "/first_stage_ramdisk", "/" };
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (fstab_dir(ns, ns->root, w, dirs[i], fs) ||
+		    (i && ns->rootdir.open && ns->root != &ns->rootdir &&
+		     fstab_dir(ns, &ns->rootdir, w, dirs[i], fs)))
+			return -1;
+	return 0;
+}
+
+static void fstab_free(struct fstab *fs)
+{
+	for (int i = 0; i < AROOT_PARTS; i++)
+		free(fs->from[i]);
+}
+
+/*
+ * A partition whose mount point is an empty directory (a recovery that did not mount it, an
+ * extracted ramdisk) would silently drop out of the policy: its files are the device's and
+ * missing here. Refused, unless --partition NAME=none says the device has no such partition, or
+ * the device's fstab does not mount it (said). Before Treble (one /file_contexts) only /system
+ * matters. -1 after saying why.
+ */
+static int mounts_check(struct ns *ns, struct walk *w, bool legacy)
+{
+	char *where[AROOT_PARTS] = { 0 };
+	struct fstab fs = { 0 };
+	int nempty = 0, refused = 0, none_ok = 0, status = 0;
+
+	for (int i = 0; i < AROOT_PARTS && !status; i++) {
+		char path[32];
+		enum kind k;
+		bool empty = true;
+		errcode_t rc;
+		if (ns->none[i] || (i == P_SYSTEM && ns->sar) || (legacy && i != P_SYSTEM))
+			continue;
+		snprintf(path, sizeof(path), "/%s", part_names[i]);
+		if (!(rc = resolve(ns, w, path, &k)) && k == K_DIR)
+			rc = list_level(w, &w->lv[w->depth - 1], not_empty, &empty);
+		if (rc && rc != ELOOP) {
+			fprintf(stderr, "fclabel %s: looking at %s in the device's tree: %s\n", ns->cmd,
+				path, error_message(rc));
+			status = -1;
+		} else if (!rc && k == K_DIR && empty && w->lv[w->depth - 1].src) {
+			where[i] = from_name(w, &w->lv[w->depth - 1]);
+			nempty++;
+		}
+	}
+	if (!status && nempty)
+		status = fstab_read(ns, w, &fs);
+	for (int i = 0; i < AROOT_PARTS && !status; i++) {
+		char at[AROOT_PATH_MAX + 64]; /* "/NAME (where it is)", or "/NAME" when it is there */
+		if (!where[i])
+			continue;
+		bool here = where[i][0] == '/' && !strcmp(where[i] + 1, part_names[i]);
+		snprintf(at, sizeof(at), "/%s%s%s%s", part_names[i], here ? "" : " (",
+			 here ? "" : qname(where[i]), here ? "" : ")");
+		if (fs.any && !fs.listed[i]) {
+			fprintf(stderr, "fclabel %s: %s is an empty directory, and the device's fstab "
+				"(%s) mounts nothing there: no %s partition\n", ns->cmd, at, fs.read,
+				part_names[i]);
+			continue;
+		}
+		fprintf(stderr, "fclabel %s: %s is an empty directory: the %s partition is not "
+			"mounted there", ns->cmd, at, part_names[i]);
+		if (fs.listed[i])
+			fprintf(stderr, ", and the device mounts it (%s)", qname(fs.from[i]));
+		else
+			none_ok++;
+		if (i == P_SYSTEM && ns->sysguess)
+			fprintf(stderr, "; the device's system is probably at %s: give %s system=%s",
+				qname(ns->sysguess), ns->popt, qname(ns->sysguess));
+		fprintf(stderr, "; without its files the device's policy would be taken in part\n");
+		refused++;
+	}
+	if (!status && refused) {
+		fprintf(stderr, "fclabel %s: nothing was done (%s NAME=PATH says where a partition is",
+			ns->cmd, ns->popt);
+		if (none_ok)
+			fprintf(stderr, "; %s NAME=none, that the device has no such partition",
+				ns->popt);
+		fputs(")\n", stderr);
+		status = -1;
+	}
+	for (int i = 0; i < AROOT_PARTS; i++)
+		free(where[i]);
+	fstab_free(&fs);
+	return status;
+}
+
+/* Whether ROOT is a recovery's root, and why (into why): /system/bin/recovery or /sbin/recovery
+ * there, or the system found only in ROOT/system_root. */
+static bool recovery_mark(const struct ns *ns, char *why, size_t n)
+{
+	static const char *const marks[] = { "system/bin/recovery", "sbin/recovery" };
+	struct stat st;
+
+	for (size_t i = 0; ns->rootdir.open && i < sizeof(marks) / sizeof(marks[0]); i++)
+		if (!fstatat(ns->rootdir.fd, marks[i], &st, AT_SYMLINK_NOFOLLOW)) {
+			snprintf(why, n, "/%s is there", marks[i]);
+			return true;
+		}
+	if (ns->sysguess)
+		snprintf(why, n, "the system is in %s", qname(ns->sysguess));
+	return ns->sysguess != NULL;
+}
+
+/* --partition system=ROOT: the recovery's own files asked for. */
+static bool system_is_root(const struct ns *ns)
+{
+	struct stat a, b;
+	const struct src *s = &ns->part[P_SYSTEM];
+	return s->open && !s->image && !fstat(s->fd, &a) && !fstat(ns->rootdir.fd, &b) &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/*
+ * A recovery's ramdisk has its own plat_file_contexts, plat_seapp_contexts (and vendor_...) at
+ * its root: the recovery's policy, built with it, not the device's. The device's libselinux
+ * takes them only when /system/etc/selinux has none: a recovery with its system not mounted at
+ * /system. Refused, naming where the system probably is, unless --partition system=ROOT.
+ */
+static int ramdisk_check(struct ns *ns, struct walk *w, const struct seapp_policy *pol)
+{
+	const struct seapp_policy_file *own = NULL;
+	char why[AROOT_PATH_MAX + 64];
+	enum kind k;
+
+	if (ns->root != &ns->rootdir || !recovery_mark(ns, why, sizeof(why)) || system_is_root(ns))
+		return 0;
+	for (size_t i = 0; i < pol->nfc + pol->nseapp && !own; i++) {
+		const struct seapp_policy_file *f = i < pol->nfc ? &pol->fc[i]
+								  : &pol->seapp[i - pol->nfc];
+		if (!resolve(ns, w, f->path, &k) && k != K_NONE &&
+		    w->lv[w->depth - 1].src == &ns->rootdir)
+			own = f;
+	}
+	if (!own)
+		return 0;
+	const char *part = !strcmp(own->part, "plat") || !strcmp(own->part, "legacy") ? "system"
+										    : own->part;
+	fprintf(stderr, "fclabel %s: %s is a recovery's root (%s), and its %s is the recovery's own, "
+		"not the device's policy: ", ns->cmd, qname(ns->rootdir.label), why, own->path);
+	if (!strcmp(part, "system") && ns->sysguess)
+		fprintf(stderr, "the device's system is probably at %s: give %s system=%s\n",
+			qname(ns->sysguess), ns->popt, qname(ns->sysguess));
+	else
+		fprintf(stderr, "mount the device's %s partition and give %s %s=PATH\n", part,
+			ns->popt, part);
+	if (!strcmp(own->part, "legacy"))
+		fprintf(stderr, "fclabel %s: (before Treble the device's file_contexts is in its boot "
+			"image's ramdisk: %s the unpacked ramdisk)\n", ns->cmd, ns->ropt);
+	fprintf(stderr, "fclabel %s: nothing was done (%s system=%s takes the recovery's own files)\n",
+		ns->cmd, ns->popt, qname(ns->rootdir.label));
+	return -1;
 }
 
 /* An incomplete set: what is missing, what was looked for, and where. */
@@ -603,8 +978,13 @@ static void refuse(const struct ns *ns, const struct seapp_policy *pol)
 		fprintf(stderr, "%s %s", i ? "," : "", pol->looked[i]);
 	fprintf(stderr, "\nfclabel %s: in the device's tree: ", ns->cmd);
 	describe(ns, stderr);
-	fprintf(stderr, "\nfclabel %s: nothing was done (--partition NAME=PATH says where a "
-		"partition is)\n", ns->cmd);
+	char why[AROOT_PATH_MAX + 64];
+	if (ns->root == &ns->rootdir && ns->sysguess && recovery_mark(ns, why, sizeof(why)))
+		fprintf(stderr, "\nfclabel %s: %s is a recovery's root (%s): the device's system is "
+			"probably at %s: give %s system=%s", ns->cmd, qname(ns->rootdir.label), why,
+			qname(ns->sysguess), ns->popt, qname(ns->sysguess));
+	fprintf(stderr, "\nfclabel %s: nothing was done (%s NAME=PATH says where a partition is)\n",
+		ns->cmd, ns->popt);
 }
 
 void policy_files_free(struct policy_files *pf)
@@ -618,7 +998,7 @@ void policy_files_free(struct policy_files *pf)
 
 /* Reads the files of one kind, noting each in pf; -1 after saying why. */
 static int read_kind(struct ns *ns, const struct seapp_policy_file *v, size_t n, const char *kind,
-		     bool verbose, char **data, size_t *lens, struct policy_files *pf)
+		     bool say, char **data, size_t *lens, struct policy_files *pf)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct policy_file *f = &pf->v[pf->n];
@@ -630,9 +1010,9 @@ static int read_kind(struct ns *ns, const struct seapp_policy_file *v, size_t n,
 		f->part = v[i].part;
 		f->path = v[i].path;
 		pf->n++;
-		if (verbose)
-			fprintf(stderr, "fclabel %s: policy: %s %s: %s, read from %s\n", ns->cmd,
-				v[i].part, kind, v[i].path, qname(f->from));
+		if (say)
+			fprintf(stderr, "fclabel %s: %s: %s %s: %s, read from %s\n", ns->cmd,
+				ns->policy, v[i].part, kind, v[i].path, qname(f->from));
 	}
 	return 0;
 }
@@ -641,23 +1021,35 @@ static int read_kind(struct ns *ns, const struct seapp_policy_file *v, size_t n,
 static int find_files(struct ns *ns, const struct aroot_args *a, int lock, bool want_seapp,
 		      bool verbose, struct seapp_policy *pol)
 {
-	int rc;
+	struct walk *w;
+	int rc, bad;
 
 	if (ns_build(ns, a, lock))
 		return -1;
 	rc = seapp_find_policy(exists, ns, want_seapp, pol);
-	if (rc == ENOENT) {
-		refuse(ns, pol);
-		return -1;
-	}
-	if (rc) {
+	if (rc && rc != ENOENT) {
 		fprintf(stderr, "fclabel %s: looking for %s in the device's tree: %s\n", ns->cmd,
 			pol->failed ? pol->failed : "its policy",
 			rc == EIO && ns->err ? error_message(ns->err) : strerror(rc));
 		return -1;
 	}
+	/* the recovery's own files, then a partition not mounted: each more telling than what is
+	 * missing because of it */
+	if (!(w = malloc(sizeof(*w)))) {
+		fprintf(stderr, "fclabel %s: out of memory\n", ns->cmd);
+		return -1;
+	}
+	bad = ramdisk_check(ns, w, pol) ||
+	      mounts_check(ns, w, pol->nfc && pol->layout == SEAPP_LAYOUT_LEGACY);
+	free(w);
+	if (bad)
+		return -1;
+	if (rc == ENOENT) {
+		refuse(ns, pol);
+		return -1;
+	}
 	if (verbose) {
-		fprintf(stderr, "fclabel %s: policy: the device's tree: ", ns->cmd);
+		fprintf(stderr, "fclabel %s: %s: the device's tree: ", ns->cmd, ns->policy);
 		describe(ns, stderr);
 		fprintf(stderr, "; %s\n", pol->layout == SEAPP_LAYOUT_TREBLE
 			? "plat_file_contexts in /system/etc/selinux: Treble (Android 8 or later)"
@@ -701,8 +1093,11 @@ static int load_sets(const char *cmd, const struct seapp_policy *pol, char **dat
 int aroot_load(const char *cmd, const struct aroot_args *a, unsigned flags, int lock,
 	       bool verbose, fc_set **set, seapp_set **sa, struct policy_files *pf)
 {
-	struct ns ns = { .cmd = cmd };
+	struct ns ns = { .cmd = cmd, .ropt = a->root_opt ? a->root_opt : "--android-root",
+			 .popt = a->part_opt ? a->part_opt : "--partition",
+			 .policy = a->policy ? a->policy : "policy" };
 	struct seapp_policy pol;
+	bool say = verbose || !a->quiet;
 	char *data[2 * SEAPP_POLICY_PARTS] = { 0 };
 	size_t lens[2 * SEAPP_POLICY_PARTS] = { 0 };
 	int status = EXIT_USAGE;
@@ -717,8 +1112,8 @@ int aroot_load(const char *cmd, const struct aroot_args *a, unsigned flags, int 
 		fprintf(stderr, "fclabel %s: out of memory\n", cmd);
 		goto out;
 	}
-	if (read_kind(&ns, pol.fc, pol.nfc, "file_contexts", verbose, data, lens, pf) ||
-	    read_kind(&ns, pol.seapp, pol.nseapp, "seapp_contexts", verbose, data + pol.nfc,
+	if (read_kind(&ns, pol.fc, pol.nfc, "file_contexts", say, data, lens, pf) ||
+	    read_kind(&ns, pol.seapp, pol.nseapp, "seapp_contexts", say, data + pol.nfc,
 		      lens + pol.nfc, pf))
 		goto out;
 	/* every file is read: the images are closed before anything else is opened */

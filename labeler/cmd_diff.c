@@ -8,7 +8,15 @@
 
 static const char usage_text[] =
 	"fclabel diff OLD_FC[,OLD_FC...] NEW_FC[,NEW_FC...] [--json] [--base-only]\n"
+	"       fclabel diff OLD_FC[,...]|--old-root ROOT [--old-partition NAME=PATH]...\n"
+	"                    NEW_FC[,...]|--android-root ROOT [--partition NAME=PATH]... [--json]\n"
 	"\n"
+	"      --android-root ROOT  instead of NEW_FC: the device's own file_contexts, found in\n"
+	"                         ROOT as the device finds them (as fclabel label's)\n"
+	"      --partition NAME=PATH  where the new side's partition NAME (system, system_ext,\n"
+	"                         product, vendor, odm) is: a directory, an image, or none\n"
+	"      --old-root ROOT    instead of OLD_FC: the file_contexts a device in ROOT loads\n"
+	"      --old-partition NAME=PATH  --partition for the old side\n"
 	"      --json             print the changes as JSON\n"
 	"      --base-only        with one file a side: skip FILE.homedirs and FILE.local\n"
 	"  -h, --help             show this help";
@@ -64,15 +72,45 @@ static void jspec(const char *key, const struct fc_spec *s)
 	putchar('}');
 }
 
+/* One side: its files, or (aroot given) the device's. NULL after saying why. */
+static fc_set *load_side(const char *file, const struct aroot_args *aroot, unsigned flags)
+{
+	struct fcfiles f = { 0 };
+	struct policy_files pf;
+	fc_set *set = NULL;
+
+	if (aroot_given(aroot)) {
+		aroot_load("diff", aroot, flags, LOCK_WAIT, false, &set, NULL, &pf);
+		policy_files_free(&pf);
+		return set;
+	}
+	if (fcfiles_add(&f, file)) {
+		fputs("fclabel diff: out of memory\n", stderr);
+		return NULL;
+	}
+	set = load_policy("diff", &f, flags);
+	fcfiles_free(&f);
+	return set;
+}
+
+enum { OPT_OLD_ROOT = OPT_PARTITION + 1, OPT_OLD_PARTITION };
+
 int cmd_diff(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "base-only", no_argument, NULL, 'B' },
+		{ "android-root", required_argument, NULL, OPT_ANDROID_ROOT },
+		{ "partition", required_argument, NULL, OPT_PARTITION },
+		{ "old-root", required_argument, NULL, OPT_OLD_ROOT },
+		{ "old-partition", required_argument, NULL, OPT_OLD_PARTITION },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	struct fcfiles a = { 0 }, b = { 0 };
+	/* the old side's lines and messages say which side they are about */
+	struct aroot_args dev_new = { .policy = "new policy" },
+			  dev_old = { .root_opt = "--old-root", .part_opt = "--old-partition",
+				 .policy = "old policy" };
 	bool json = false;
 	unsigned flags = 0;
 	int c, status = EXIT_USAGE;
@@ -83,17 +121,36 @@ int cmd_diff(int argc, char **argv)
 		switch (c) {
 		case 'j': json = true; break;
 		case 'B': flags |= FC_BASE_ONLY; break;
+		case OPT_ANDROID_ROOT: dev_new.root = optarg; break;
+		case OPT_OLD_ROOT: dev_old.root = optarg; break;
+		case OPT_PARTITION:
+			if (!aroot_partition(&dev_new, "diff", optarg))
+				die_usage("diff", usage_text);
+			break;
+		case OPT_OLD_PARTITION:
+			if (!aroot_partition_opt(&dev_old, "diff", "--old-partition", optarg))
+				die_usage("diff", usage_text);
+			break;
 		case 'h': printf("usage: %s\n", usage_text); return EXIT_OK;
 		default: die_usage("diff", usage_text);
 		}
 	}
-	if (argc - optind != 2) {
-		fprintf(stderr, "fclabel diff: give OLD and NEW file_contexts\n");
+	/* a side the device gives takes no operand: what is left is OLD, NEW, or the one not given */
+	bool old_dev = aroot_given(&dev_old), new_dev = aroot_given(&dev_new);
+	int want = !old_dev + !new_dev;
+	if (argc - optind != want) {
+		if (want == 2)
+			fprintf(stderr, "fclabel diff: give OLD and NEW file_contexts\n");
+		else if (want == 1)
+			fprintf(stderr, "fclabel diff: give the %s file_contexts (the device gives the "
+				"%s one)\n", old_dev ? "new" : "old", old_dev ? "old" : "new");
+		else
+			fprintf(stderr, "fclabel diff: both sides come from --old-root and "
+				"--android-root: no file_contexts operand goes with them\n");
 		die_usage("diff", usage_text);
 	}
-	if (fcfiles_add(&a, argv[optind]) || fcfiles_add(&b, argv[optind + 1]))
-		goto out;
-	if (!(old = load_policy("diff", &a, flags)) || !(new = load_policy("diff", &b, flags)))
+	if (!(old = load_side(old_dev ? NULL : argv[optind], &dev_old, flags)) ||
+	    !(new = load_side(new_dev ? NULL : argv[argc - 1], &dev_new, flags)))
 		goto out;
 	int rc = fc_diff(old, new, &d);
 	if (rc) {
@@ -157,7 +214,5 @@ out:
 		fc_free(old);
 	if (new)
 		fc_free(new);
-	fcfiles_free(&a);
-	fcfiles_free(&b);
 	return status;
 }

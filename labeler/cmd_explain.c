@@ -19,7 +19,7 @@ static const char usage_text[] =
 	"                         finds them: a mounted root, extracted partitions or NAME.img\n"
 	"                         images\n"
 	"      --partition NAME=PATH  where partition NAME (system, system_ext, product, vendor,\n"
-	"                         odm) is: a directory or an image (repeatable)\n"
+	"                         odm) is: a directory, an image, or none (repeatable)\n"
 	"  -v, --verbose          say which files the policy was read from\n"
 	"      --base-only        with one file: skip FILE.homedirs and FILE.local\n"
 	"  -m, --mode MODE        file mode: octal or one of f d l c b p s (default 0: any type)\n"

@@ -22,7 +22,7 @@ static const char usage_text[] =
 	"                         finds them: a mounted root, extracted partitions or NAME.img\n"
 	"                         images (-v: which files)\n"
 	"      --partition NAME=PATH  where partition NAME (system, system_ext, product, vendor,\n"
-	"                         odm) is: a directory or an image (repeatable)\n"
+	"                         odm) is: a directory, an image, or none (repeatable)\n"
 	"      --base-only        with one file: skip FILE.homedirs and FILE.local\n"
 	"  -m, --mode MODE        file mode: octal (0100644, 040755, 0) or one of f d l c b p s;\n"
 	"                         default 0, which lets typed specs match any file\n"

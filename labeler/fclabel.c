@@ -330,9 +330,12 @@ int policy_opts_load(const char *cmd, const char *usage, const struct policy_opt
 			"from the device: %s cannot go with it\n", cmd, p->files.n ? "-S" : "--seapp");
 		die_usage(cmd, usage);
 	}
-	/* with --packages, the device's seapp_contexts too */
-	status = aroot_load(cmd, &p->aroot, p->flags, LOCK_WAIT, verbose, set,
-			    p->packages ? &r->sa : NULL, &pf);
+	/* with --packages, the device's seapp_contexts too; the files taken named with -v (standard
+	 * error is no summary here) */
+	struct aroot_args ar = p->aroot;
+	ar.quiet = true;
+	status = aroot_load(cmd, &ar, p->flags, LOCK_WAIT, verbose, set, p->packages ? &r->sa : NULL,
+			    &pf);
 	policy_files_free(&pf);
 	if (status == EXIT_OK && p->packages)
 		status = app_rules_finish(cmd, p, *set, r);

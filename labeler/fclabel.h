@@ -61,12 +61,17 @@ pkg_list *load_packages(const char *cmd, const char *name, const char *buf, size
 #define AROOT_PARTS 5 /* system, system_ext, product, vendor, odm */
 struct aroot_args {
 	const char *root;              /* --android-root, or NULL */
-	const char *part[AROOT_PARTS]; /* --partition, by partition */
+	const char *part[AROOT_PARTS]; /* --partition, by partition; "none": the device has none */
+	bool quiet;                    /* the files taken named only with -v (lookup, explain) */
+	/* diff's old side: its options ("--old-root", "--old-partition") and what its lines call
+	 * the policy ("old policy"); NULL: --android-root, --partition, "policy" */
+	const char *root_opt, *part_opt, *policy;
 };
 /* Whether either option was given. */
 bool aroot_given(const struct aroot_args *a);
-/* --partition NAME=PATH: false after saying why. */
+/* --partition NAME=PATH (or, named opt, another option of that form): false after saying why. */
 bool aroot_partition(struct aroot_args *a, const char *cmd, const char *arg);
+bool aroot_partition_opt(struct aroot_args *a, const char *cmd, const char *opt, const char *arg);
 
 /* The options that lookup and explain share: -S, --base-only (as 'B'), -m and -h. Returns true
  * when c was one of them; a bad value ends the program with the usage. */

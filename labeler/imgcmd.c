@@ -21,7 +21,7 @@
 	"                         ROOT as the device finds them: a mounted root, extracted\n"    \
 	"                         partitions or NAME.img images\n"                               \
 	"      --partition NAME=PATH  where partition NAME (system, system_ext, product, vendor,\n"\
-	"                         odm) is: a directory or an image (repeatable)\n"
+	"                         odm) is: a directory, an image, or none (repeatable)\n"
 
 const char label_usage[] =
 	"fclabel label IMAGE|DIR -S FC[,FC...]|--android-root ROOT [--partition NAME=PATH]...\n"
@@ -123,7 +123,7 @@ const char relabel_usage[] =
 	"                         seapp_contexts for -a /data or with --packages (the new\n"
 	"                         ones), found in ROOT as the device finds them\n"
 	"      --partition NAME=PATH  where partition NAME (system, system_ext, product, vendor,\n"
-	"                         odm) is: a directory or an image (repeatable)\n"
+	"                         odm) is: a directory, an image, or none (repeatable)\n"
 	"  -a, --mount-point DIR  the path the image is mounted at (e.g. /system)\n"
 	"  -e, --exclude PATH     leave PATH and everything below it alone (repeatable)\n"
 	"  -v, --verbose          print each change\n"

@@ -423,9 +423,10 @@ struct aroot_args;
 /*
  * Finds the device's file_contexts, and with sa its seapp_contexts, as its libselinux does
  * (seapp_find_policy), in the partitions a describes, and loads them (flags: FC_NO_DUPS) from
- * memory. Images are opened read-only (lock: LOCK_*) and closed before it returns. With verbose,
- * says on stderr where the partitions are and which file it took for what. EXIT_OK (*set, *sa,
- * *pf filled), or EXIT_USAGE after saying why, naming what is missing or bad.
+ * memory. Images are opened read-only (lock: LOCK_*) and closed before it returns. Says on stderr
+ * which file it took for what (with a->quiet, only when verbose), with verbose also where the
+ * partitions are. EXIT_OK (*set, *sa, *pf filled), or EXIT_USAGE after saying why, naming what
+ * is missing or bad, a partition not mounted or a recovery's own files.
  */
 int aroot_load(const char *cmd, const struct aroot_args *a, unsigned flags, int lock,
 	       bool verbose, fc_set **set, seapp_set **sa, struct policy_files *pf);

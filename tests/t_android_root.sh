@@ -17,7 +17,7 @@
 # equal to one with -S; a userdata image labeled -a /data with the device's seapp_contexts equal to
 # --seapp; relabel --android-root equal to relabel --to. -v and --json name every file taken.
 # Refused (exit 2, the missing part and every path looked for named, the image unchanged): a
-# Treble system without vendor, a tree with no policy at all, /data without seapp_contexts,
+# recovery's own copies without --partition system=..., a Treble system without vendor, a tree with no policy at all, /data without seapp_contexts,
 # ROOT/vendor and ROOT/vendor.img both there, -S or --seapp or --to with --android-root, a bad
 # line in an image's file (named IMAGE:PATH:LINE:COLUMN), a symlink loop, a directory where a file
 # is due.
@@ -76,7 +76,8 @@ sys_files $R81/system
 EX81="-S $R81/system/etc/selinux/plat_file_contexts,$R81/vendor/etc/selinux/nonplat_file_contexts"
 SE81="--seapp $R81/system/etc/selinux/plat_seapp_contexts,$R81/vendor/etc/selinux/nonplat_seapp_contexts"
 
-# an Android 8 ramdisk: the pair in the root file system, /system and /vendor not mounted
+# an Android 8 ramdisk: the pair in the root file system, /system and /vendor not mounted (taken
+# as they are with --partition NAME=none; refused without it: t_aroot_slips)
 RRD=RRD
 put "$LG/system_etc_selinux_plat_file_contexts" $RRD/plat_file_contexts
 put "$LG/vendor_etc_selinux_nonplat_file_contexts" $RRD/nonplat_file_contexts
@@ -89,7 +90,9 @@ put "$A9/private_file_contexts" $R9/system/system/etc/selinux/plat_file_contexts
 put "$A9/private_seapp_contexts" $R9/system/system/etc/selinux/plat_seapp_contexts
 put "$A9/vendor_file_contexts" $R9/vendor/etc/selinux/vendor_file_contexts
 sys_files $R9/system/system
-mkdir -p $R9/system/vendor $R9/system/odm
+# no odm partition: /odm a symlink into /vendor, as AOSP builds it then (an empty /odm is a mount
+# point: refused unless mounted, t_aroot_slips)
+mkdir -p $R9/system/vendor && ln -s /vendor/odm $R9/system/odm
 ln -s /system/etc $R9/system/etc
 ln -s /system/bin/init $R9/system/init
 EX9="-S $R9/system/system/etc/selinux/plat_file_contexts,$R9/vendor/etc/selinux/vendor_file_contexts"
@@ -127,14 +130,14 @@ EXP="-S $RP/system/system/etc/selinux/plat_file_contexts,$RP/system_ext/etc/seli
 SEP="--seapp $RP/system/system/etc/selinux/plat_seapp_contexts,$RP/system_ext/etc/selinux/system_ext_seapp_contexts,$RP/system/system/product/etc/selinux/product_seapp_contexts,$RP/vendor/etc/selinux/vendor_seapp_contexts"
 
 # a recovery: its own ramdisk's copies at /, the device's system image mounted at /system_root,
-# its vendor at /vendor, /system an empty mount point
+# its other partitions at /system_ext, /product, /vendor, /odm, /system an empty mount point
 RT=RTWRP
 put "$A9/private_file_contexts" $RT/plat_file_contexts
 put "$A9/vendor_file_contexts" $RT/vendor_file_contexts
 mkdir -p $RT/system $RT/system_root
 cp -R $R14/system/. $RT/system_root/
-cp -R $R14/vendor $RT/vendor
-EXT="-S $RT/system_root/system/etc/selinux/plat_file_contexts,$RT/vendor/etc/selinux/vendor_file_contexts"
+cp -R $R14/system_ext $R14/product $R14/vendor $R14/odm $RT/
+EXT="-S $RT/system_root/system/etc/selinux/plat_file_contexts,$RT/system_ext/etc/selinux/system_ext_file_contexts,$RT/product/etc/selinux/product_file_contexts,$RT/vendor/etc/selinux/vendor_file_contexts,$RT/odm/etc/selinux/odm_file_contexts"
 
 # before Treble: Android 6's one /file_contexts and /seapp_contexts; the same compiled (Android 7)
 R6=R6
@@ -179,8 +182,8 @@ taken "Android 8.1" "--android-root $R81" \
 	"policy: plat file_contexts: /system/etc/selinux/plat_file_contexts, read from $R81/system/etc/selinux/plat_file_contexts" \
 	"policy: vendor file_contexts: /vendor/etc/selinux/nonplat_file_contexts, read from $R81/vendor/etc/selinux/nonplat_file_contexts" \
 	"Treble (Android 8 or later)"
-same "an Android 8 ramdisk (/plat_, /nonplat_)" "--android-root $RRD" "$EXRD"
-taken "an Android 8 ramdisk" "--android-root $RRD" "plat file_contexts: /plat_file_contexts, read from $RRD/plat_file_contexts" \
+same "an Android 8 ramdisk (/plat_, /nonplat_)" "--android-root $RRD --partition system=none --partition vendor=none" "$EXRD"
+taken "an Android 8 ramdisk" "--android-root $RRD --partition system=none --partition vendor=none" "plat file_contexts: /plat_file_contexts, read from $RRD/plat_file_contexts" \
 	"vendor file_contexts: /nonplat_file_contexts" "in the root file system"
 same "Android 9 system-as-root" "--android-root $R9" "$EX9"
 taken "Android 9" "--android-root $R9" "/ = $R9/system (directory, the system partition: system-as-root)" \
@@ -194,9 +197,12 @@ taken "Pixel 5" "--android-root $RP" "product file_contexts: /product/etc/selinu
 same "a recovery, --partition system=/system_root" "--android-root $RT --partition system=$RT/system_root" "$EXT"
 taken "a recovery" "--android-root $RT --partition system=$RT/system_root" \
 	"plat file_contexts: /system/etc/selinux/plat_file_contexts, read from $RT/system_root/system/etc"
-# ... and without it the recovery's own copies, as the device's libselinux in that recovery
-same "a recovery without --partition: its own /plat_file_contexts" "--android-root $RT" \
-	"-S $RT/plat_file_contexts,$RT/vendor/etc/selinux/vendor_file_contexts"
+# ... and without it not the recovery's own copies (the device's libselinux in that recovery would
+# take them): refused, naming where the system is
+run rtown $F lookup --android-root $RT /system/bin/sh
+expect_rc "a recovery without --partition: its own /plat_file_contexts refused" 2
+expect_match "... naming where the system is" "$(head -n 1 "$OUT/rtown.err")" \
+	"*RTWRP is a recovery's root*its /plat_file_contexts is the recovery's own*give --partition system=RTWRP/system_root"
 same "before Treble: /file_contexts" "--android-root $R6" "-S $R6/file_contexts --base-only"
 taken "before Treble" "--android-root $R6" "legacy file_contexts: /file_contexts, read from $R6/file_contexts" \
 	"before Treble (Android 7 or earlier)"
@@ -317,13 +323,13 @@ cmp -s d_c.img d_b.img && ok "--packages overrides the image's packages.list (th
 
 cp d.img keep.img
 before=$(sum keep.img)
-mkdir -p NOV && cp $I9/system.img NOV/ && mkdir -p NOV/vendor
+mkdir -p NOV/vendor && cp $I9/system.img NOV/ && : >NOV/vendor/build.prop
 run novendor $F label keep.img --android-root NOV
 expect_rc "Treble system without vendor: refused" 2
 expect_match "... names the missing vendor file_contexts" "$(cat "$OUT/novendor.err")" \
 	"*no vendor file_contexts*/vendor/etc/selinux/vendor_file_contexts, /vendor_file_contexts, /vendor/etc/selinux/nonplat_file_contexts, /nonplat_file_contexts*"
 expect_match "... and says where it looked" "$(cat "$OUT/novendor.err")" \
-	"*/vendor = NOV/vendor (an empty directory: not mounted?)*"
+	"*/vendor = NOV/vendor (directory)*"
 mkdir -p EMPTY
 run nothing $F label keep.img --android-root EMPTY
 expect_rc "no policy at all: refused" 2

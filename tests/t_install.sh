@@ -174,7 +174,10 @@ if command -v bash >/dev/null; then
 	expect_eq "complete: fclabel re" "$(complete_words fclabel re)" "relabel "
 	expect_eq "complete: fclabel --v" "$(complete_words fclabel --v)" "--version "
 	expect_eq "complete: fclabel label x --js" "$(complete_words fclabel label x --js)" "--json "
-	expect_eq "complete: fclabel diff --" "$(complete_words fclabel diff --)" "--base-only --help --json "
+	expect_eq "complete: fclabel diff --" "$(complete_words fclabel diff --)" \
+		"--android-root --base-only --help --json --old-partition --old-root --partition "
+	expect_eq "complete: diff --old-partition offers the partitions" \
+		"$(complete_words fclabel diff --old-partition s)" "system= system_ext= "
 	expect_eq "complete: fclabel lookup -m" "$(complete_words fclabel lookup -m '')" "b c d f l p s "
 	expect_eq "complete: fclabel explain --mode=" "$(complete_words fclabel explain --mode = d)" "d "
 	expect_eq "complete: fclabel label x -a (inside the image: nothing)" \
