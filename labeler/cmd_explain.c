@@ -121,7 +121,10 @@ int cmd_explain(int argc, char **argv)
 			status = EXIT_DIFFERS;
 			continue;
 		}
-		printf("%s (mode 0%o):\n", qname(argv[i]), (unsigned)mode);
+		if (mode)
+			printf("%s (mode 0%o):\n", qname(argv[i]), (unsigned)mode);
+		else /* (no -m: every spec matches whatever its file type) */
+			printf("%s (mode 0: any file type):\n", qname(argv[i]));
 		int rc = fc_explain(set, argv[i], mode, show, &sh);
 		int lrc = fc_lookup(set, argv[i], mode, &r); /* on EIO it names the spec */
 		if (!rc || lrc == EIO)

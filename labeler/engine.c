@@ -723,7 +723,7 @@ static errcode_t stopped(struct run *r, errcode_t rc)
 static int label_any(struct image *img, const struct label_src *src, const fc_set *set,
 		     const struct label_opts *o, struct label_stats *st)
 {
-	struct run r = { .img = img, .src = src, .set = set, .o = o, .st = st, .json_first = true };
+	struct run r = { .img = img, .src = src, .set = set, .o = o, .st = st };
 	struct walk_stats ws = { 0 };
 	const char *name = img ? img->name : src->name;
 	errcode_t rc;
@@ -740,8 +740,6 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 	}
 	if (img && img->ov_mode)
 		xattr_set_inplace(r.x, img->ov_mode == IMGFMT_OV_ORDERED, img->commit_limit);
-	if (o->json)
-		fputs("  \"events\": [", o->json);
 	if (o->strict && o->mode == LM_LABEL) {
 		/* first pass: conflicts are an error before anything is written */
 		r.collect_only = true;
@@ -755,9 +753,7 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 					"nothing written\n", o->cmd, conflicts);
 			st->conflicts = conflicts;
 			xattr_free(r.x);
-			if (o->json)
-				fprintf(o->json, "\n  ],\n  \"aborted\": \"%s\"",
-					rc ? "walk failed" : "hard link conflicts under --strict");
+			st->aborted = rc ? "walk failed" : "hard link conflicts under --strict";
 			return -1;
 		}
 		memset(st, 0, sizeof(*st));
@@ -858,8 +854,6 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 			error_message(rc));
 		st->errors++;
 	}
-	if (o->json)
-		fputs("\n  ]", o->json);
 	return rc ? -1 : 0;
 }
 

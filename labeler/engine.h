@@ -24,7 +24,7 @@ struct run {
 	size_t nlinks, linkmask;
 	double start, next_progress;
 	unsigned long total;
-	bool tty, progress_shown, json_first;
+	bool tty, progress_shown;
 	bool collect_only; /* --strict's first pass: find conflicts, write nothing */
 	bool need_full;    /* relabel met a hard link whose label changes: walk everything */
 	int refs;          /* attribute block references counted: 0 not yet, 1 done, -1 failed */

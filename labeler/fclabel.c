@@ -225,11 +225,16 @@ bool policy_opt(int c, const char *arg, struct policy_opts *p, const char *cmd, 
 	}
 }
 
-void die_usage(const char *cmd, const char *usage_text)
+void usage_hint(const char *cmd, const char *usage_text)
 {
 	/* the synopsis's first line, and where the rest is */
 	fprintf(stderr, "usage: %.*s\nsee 'fclabel %s --help'\n", (int)strcspn(usage_text, "\n"),
 		usage_text, cmd);
+}
+
+void die_usage(const char *cmd, const char *usage_text)
+{
+	usage_hint(cmd, usage_text);
 	exit(EXIT_USAGE);
 }
 

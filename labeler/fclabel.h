@@ -108,6 +108,8 @@ void policy_opts_free(struct policy_opts *p);
 /* A file mode for lookups: octal digits, or one letter f d l c b p s. */
 bool parse_mode(const char *s, mode_t *mode);
 
+/* The usage's first line and where the rest is, on stderr; die_usage then exits (EXIT_USAGE). */
+void usage_hint(const char *cmd, const char *usage);
 void die_usage(const char *cmd, const char *usage) __attribute__((noreturn));
 
 #endif

@@ -194,10 +194,21 @@ struct imgcmd {
 	struct fc_diff *diff;
 	struct image img;
 	bool img_open;
-	bool json_fields;  /* the walk wrote its part of the report */
+	struct rpt_file rpt; /* --json FILE */
+	bool json_head;    /* the report's first fields are written */
+	bool json_events;  /* ... and its events array opened */
+	unsigned long events; /* the events in it */
+	int stage;         /* what failed (STAGE_*), 0 when nothing did */
+	char said[4200];   /* ... and what was said about it (rpt_captured) */
 	struct label_stats st; /* the walk's counts (zero when there was none) */
 	char *output;      /* -o naming a folder: the path inside it */
 };
+
+/* Where a run stopped, for the report's summary.failure (fclabel-report(5)). */
+enum stage { STAGE_NONE, STAGE_ARGUMENTS, STAGE_POLICY, STAGE_MOUNT_POINT, STAGE_TARGET,
+	     STAGE_WALK, STAGE_WRITE };
+static const char *const stage_names[] = { "", "arguments", "policy", "mount-point", "target",
+					   "walk", "write" };
 
 /* What became of the target, for the summary and the report. */
 enum outcome {
@@ -245,6 +256,13 @@ static const struct option image_opts[] = {
 	{ "partition", required_argument, NULL, OPT_PARTITION },
 	{ 0 }
 };
+
+/* Bad options: the usage's first line; -1 (the run stops with EXIT_USAGE, and its report). */
+static int usage_error(const struct imgcmd *c)
+{
+	usage_hint(c->cmd, c->usage);
+	return -1;
+}
 
 /* -a and -e: a clean absolute path, or NULL after saying why. */
 static char *path_arg(const struct imgcmd *c, int opt, const char *arg)
@@ -307,7 +325,7 @@ static int take_option(struct imgcmd *c, int opt, const char *arg)
 			c->ip.lock = LOCK_NONBLOCK;
 		else {
 			fprintf(stderr, "fclabel %s: --lock=%s: want yes, no or nonblock\n", c->cmd, arg);
-			die_usage(c->cmd, c->usage);
+			return usage_error(c);
 		}
 		break;
 	case 'D': c->o.digests = true; break;
@@ -341,7 +359,7 @@ static int take_option(struct imgcmd *c, int opt, const char *arg)
 		if (!*arg || *end || n < 1 || n > 256) {
 			fprintf(stderr, "fclabel %s: --threads '%s': want a number from 1 to 256\n",
 				c->cmd, arg);
-			die_usage(c->cmd, c->usage);
+			return usage_error(c);
 		}
 		c->o.threads = (unsigned)n;
 		break;
@@ -349,7 +367,7 @@ static int take_option(struct imgcmd *c, int opt, const char *arg)
 	case 'f': c->imgflags |= IMG_FORCE; break;
 	case 'B': c->flags |= FC_BASE_ONLY; break;
 	case 'h': printf("usage: %s\n", c->usage); return 1;
-	default: die_usage(c->cmd, c->usage);
+	default: return usage_error(c);
 	}
 	return 0;
 }
@@ -374,7 +392,7 @@ static int device_options(struct imgcmd *c)
 		      "seapp_contexts (--seapp SEAPP[,SEAPP...], or --android-root ROOT)";
 	if (why) {
 		fprintf(stderr, "fclabel %s: %s\n", c->cmd, why);
-		die_usage(c->cmd, c->usage);
+		return usage_error(c);
 	}
 	if (c->o.device)
 		c->o.digests = true;
@@ -386,6 +404,7 @@ static int parse_options(struct imgcmd *c, int argc, char **argv)
 	const char *shortopts = c->check ? "S:a:e:vT:h" : c->relabel ? "a:e:vz:o:h" : "S:a:ne:vz:o:T:h";
 	/* the long options each command takes, beyond the shared ones */
 	const char *own = c->check ? "TGW" : c->relabel ? "OUPVfzoYRIFN" : "sfzoYRITGWN";
+	struct stat sb;
 	int opt, r;
 
 	while ((opt = getopt_long(argc, argv, shortopts, image_opts, NULL)) != -1) {
@@ -394,7 +413,7 @@ static int parse_options(struct imgcmd *c, int argc, char **argv)
 				fprintf(stderr, "fclabel %s: --%s is for label and check (a relabel is "
 					"told what changed; --as-device finds it from the digests)\n",
 					c->cmd, opt == 'G' ? "as-device" : "ignore-digests");
-			die_usage(c->cmd, c->usage);
+			return usage_error(c);
 		}
 		if ((r = take_option(c, opt, optarg)))
 			return r;
@@ -409,26 +428,27 @@ static int parse_options(struct imgcmd *c, int argc, char **argv)
 				? "--from FILE_CONTEXTS (or none) is required"
 			: !c->files.n && !aroot ? "-S FILE_CONTEXTS (or --android-root ROOT) is required"
 			: "give exactly one IMAGE");
-		die_usage(c->cmd, c->usage);
+		return usage_error(c);
 	}
 	c->target = argv[optind];
+	c->tree = !stat(c->target, &sb) && S_ISDIR(sb.st_mode); /* a directory: a live tree */
 	if (c->mp)
 		c->o.mountpoint = c->mp;
 	if (aroot && (c->files.n || c->seapp.n)) {
 		fprintf(stderr, "fclabel %s: --android-root takes the file_contexts and seapp_contexts "
 			"from the device: %s cannot go with it\n", c->cmd,
 			c->files.n ? (c->relabel ? "--to" : "-S") : "--seapp");
-		die_usage(c->cmd, c->usage);
+		return usage_error(c);
 	}
 	if (!c->seapp.n && !aroot && (c->packages || c->from_seapp.n)) {
 		fprintf(stderr, "fclabel %s: %s goes with --seapp\n", c->cmd,
 			c->packages ? "--packages" : "--from-seapp");
-		die_usage(c->cmd, c->usage);
+		return usage_error(c);
 	}
 	if (aroot && c->from_seapp.n && !aroot_seapp(c)) {
 		fprintf(stderr, "fclabel %s: --from-seapp goes with app data rules: with "
 			"--android-root, -a /data or --packages\n", c->cmd);
-		die_usage(c->cmd, c->usage);
+		return usage_error(c);
 	}
 	return device_options(c);
 }
@@ -460,10 +480,8 @@ static int check_tree_root(struct imgcmd *c)
 /* A directory is the live tree below it (tree.c): the options for images do not apply. */
 static int check_target(struct imgcmd *c)
 {
-	struct stat sb;
 	const struct img_params *ip = &c->ip;
 
-	c->tree = !stat(c->target, &sb) && S_ISDIR(sb.st_mode);
 	if (c->tree && (ip->undo || ip->output || ip->no_sync || ip->replace || ip->unsafe ||
 			(c->imgflags & IMG_FORCE))) {
 		fprintf(stderr, "fclabel %s: %s is a directory: %s applies to images only\n", c->cmd,
@@ -718,29 +736,42 @@ static int image_packages(struct imgcmd *c)
 	return c->pkgs ? 0 : -1;
 }
 
-/* The report's first fields (fclabel-report(5)): what it is, and of what. */
+/* The report's first fields (fclabel-report(5)): what it is, and of what (a target not given,
+ * when the arguments were bad: null). */
 static void json_header(struct imgcmd *c)
 {
 	FILE *j = c->o.json;
+	if (!j || c->json_head)
+		return;
+	c->json_head = true;
 	fprintf(j, "{\n  \"schema\": \"%s\",\n  \"command\": \"%s\",\n  \"mode\": \"%s\",\n"
 		"  \"target\": ", REPORT_SCHEMA, c->cmd,
 		c->check ? "check" : c->o.mode == LM_DRYRUN ? "dry-run" : "label");
-	rpt_json_str(j, c->target);
-	fprintf(j, ",\n  \"target_kind\": \"%s\",\n", c->tree ? "tree" : "image");
+	if (c->target)
+		rpt_json_str(j, c->target);
+	else
+		fputs("null", j);
+	fprintf(j, ",\n  \"target_kind\": %s,\n",
+		!c->target ? "null" : c->tree ? "\"tree\"" : "\"image\"");
 	policy_files_json(j, c->o.policy_files, c->o.npolicy_files);
 }
 
-/* The report, and the image (a live tree is opened by its walk). */
+/* --json FILE, once the options name it: the report of whatever ends the run goes there. */
+static int open_report(struct imgcmd *c)
+{
+	if (!c->json)
+		return 0;
+	if (rpt_file_open(&c->rpt, c->json, c->cmd))
+		return -1;
+	c->o.json = c->rpt.f;
+	c->o.json_events = &c->events;
+	return 0;
+}
+
+/* The report's first fields, and the image (a live tree is opened by its walk). */
 static int open_outputs(struct imgcmd *c)
 {
-	if (c->json) {
-		c->o.json = strcmp(c->json, "-") ? fopen(c->json, "w") : stdout;
-		if (!c->o.json) {
-			fprintf(stderr, "fclabel %s: --json %s: %m\n", c->cmd, c->json);
-			return -1;
-		}
-		json_header(c);
-	}
+	json_header(c);
 	if (c->check && !c->json)
 		c->o.list = stdout;
 	if (!c->tree) {
@@ -765,25 +796,25 @@ static int open_outputs(struct imgcmd *c)
 
 static int walk(struct imgcmd *c, const struct label_opts *o, struct label_stats *st)
 {
-	if (o->json)
-		c->json_fields = true;
 	return c->tree ? label_dir(c->target, c->set, o, st) : label_tree(&c->img, c->set, o, st);
 }
 
-/* relabel --verify: the full check, on what was just written */
+/* relabel --verify: the full check, on what was just written (what it finds wrong: events of
+ * its own in the report, after the relabel's) */
 static void verify_all(struct imgcmd *c, struct label_stats *st)
 {
 	struct label_opts vo = c->o;
 	struct label_stats vst;
 	vo.mode = LM_CHECK;
 	vo.diff = NULL;
-	vo.json = NULL;
+	vo.verify = true;
 	vo.list = stderr;
 	vo.cmd = "relabel --verify";
 	if (walk(c, &vo, &vst) || vst.changed || vst.errors || vst.digests_written) {
-		fprintf(stderr, "fclabel %s: --verify: %lu file(s) differ from a full label%s\n",
+		fprintf(stderr, "fclabel %s: --verify: %lu file(s) differ from a full label%s%s\n",
 			c->cmd, vst.changed, vst.digests_written ? ", and some digests are missing or "
-			"stale" : "");
+			"stale" : "", vst.errors ? "; some files could not be checked (named above)"
+			: "");
 		st->errors += vst.changed + vst.errors + vst.digests_written;
 	} else {
 		fprintf(stderr, "fclabel %s: --verify: all %lu files have the label %s wants\n", c->cmd,
@@ -884,20 +915,47 @@ static enum outcome outcome_of(const struct imgcmd *c, const struct label_stats 
 	return st->written || st->digests_on_disk ? OUT_PARTIAL : OUT_NOTHING;
 }
 
+static const char *signal_name(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+}
+
+/* What failed (stage; none: the run went to its end) and what was said about it, for the
+ * report. */
+static void failed(struct imgcmd *c, int stage)
+{
+	c->stage = stage;
+	snprintf(c->said, sizeof(c->said), "%s", rpt_captured());
+}
+
 /* Labels (checks) the opened target; the exit status. */
 static int run(struct imgcmd *c, enum outcome *out)
 {
 	struct label_stats st;
+	if (c->o.json) {
+		fputs("  \"events\": [", c->o.json);
+		c->json_events = true;
+	}
 	int rc = walk(c, &c->o, &st);
 	c->st = st;
 	if (!rc && c->verify && !st.interrupted)
 		verify_all(c, &st);
 	if ((rc || st.interrupted) && c->img_open)
 		img_abandon(&c->img);
+	if (rc || st.interrupted)
+		failed(c, STAGE_WALK);
+	if (st.interrupted) { /* (said in the summary's last line, which comes later) */
+		size_t n = strlen(c->said);
+		snprintf(c->said + n, sizeof(c->said) - n, "%sinterrupted by %s after %lu of about "
+			 "%lu files", n ? "\n" : "", signal_name(label_stop_signal), st.scanned,
+			 st.total > st.scanned ? st.total : st.scanned);
+	}
 	if (c->img_open) {
 		c->img_open = false;
-		if (img_close(&c->img, c->cmd))
+		if (img_close(&c->img, c->cmd) && !rc) {
 			rc = -1;
+			failed(c, STAGE_WRITE);
+		}
 	}
 	*out = outcome_of(c, &st, rc);
 	c->st = st;
@@ -911,8 +969,9 @@ static int run(struct imgcmd *c, enum outcome *out)
 	return st.errors ? EXIT_DIFFERS : EXIT_OK;
 }
 
-/* The report's last field (fclabel-report(5)): the counts, what became of the target and the
- * exit status. The report is valid JSON whatever stopped the run. */
+/* The report's last fields (fclabel-report(5)): the counts, what became of the target and the
+ * exit status, and what failed. The report is valid JSON whatever stopped the run, and put in
+ * place (renamed over FILE) only once it is whole. */
 static int json_close(struct imgcmd *c, int status, enum outcome out)
 {
 	FILE *j = c->o.json;
@@ -920,7 +979,10 @@ static int json_close(struct imgcmd *c, int status, enum outcome out)
 	bool written = out == OUT_WRITTEN || out == OUT_PARTIAL;
 	if (!j)
 		return status;
-	fputs(c->json_fields ? ",\n" : "  \"events\": [],\n", j);
+	json_header(c);
+	fputs(c->json_events ? "\n  ],\n" : "  \"events\": [],\n", j);
+	if (st->aborted)
+		fprintf(j, "  \"aborted\": \"%s\",\n", st->aborted);
 	fprintf(j, "  \"summary\": {\n    \"scanned\": %lu, \"differ\": %lu, \"written\": %lu, "
 		"\"unchanged\": %lu, \"hard_links\": %lu,\n    \"no_label\": %lu, \"conflicts\": "
 		"%lu, \"errors\": %lu, \"warnings\": %lu, \"no_space\": %lu,\n    "
@@ -939,14 +1001,20 @@ static int json_close(struct imgcmd *c, int status, enum outcome out)
 		fprintf(j, "    \"as_device\": {\"dirs_skipped_by_digest\": %lu, \"packages_right\": %lu, "
 			"\"packages_wrong\": %lu, \"kept\": %lu},\n", st->dirs_digest_skipped,
 			st->pkgs_right, st->pkgs_wrong, st->kept);
+	if (c->stage) {
+		fprintf(j, "    \"failure\": {\"stage\": \"%s\", \"message\": ",
+			stage_names[c->stage]);
+		rpt_json_str(j, c->said);
+		fputs("},\n", j);
+	}
 	fprintf(j, "    \"result\": \"%s\", \"interrupted\": %s, \"exit_status\": %d\n  }\n}\n",
 		outcome_names[out], st->interrupted || label_stop_signal ? "true" : "false", status);
-	if (fflush(j) || ferror(j) || (j != stdout && fclose(j))) {
-		fprintf(stderr, "fclabel %s: --json %s: writing the report failed: %m\n", c->cmd,
-			c->json);
+	c->o.json = NULL;
+	if (rpt_file_close(&c->rpt, !c->ip.no_sync)) {
+		fprintf(stderr, "fclabel %s: --json %s: writing the report failed: %s\n", c->cmd,
+			qname(c->json), strerror(errno));
 		status = status == EXIT_OK || status == EXIT_DIFFERS ? EXIT_USAGE : status;
 	}
-	c->o.json = NULL;
 	return status;
 }
 
@@ -955,6 +1023,7 @@ static int finish(struct imgcmd *c, int status, enum outcome out)
 	if (c->img_open)
 		img_close(&c->img, c->cmd);
 	status = json_close(c, status, out);
+	rpt_capture_stop();
 	for (size_t i = 0; i < c->o.nexcludes; i++)
 		free(c->o.excludes[i]);
 	free(c->o.excludes);
@@ -977,6 +1046,18 @@ static int finish(struct imgcmd *c, int status, enum outcome out)
 	return status;
 }
 
+/* A run that stops before its walk (at stage, with status, or by a signal): nothing is done,
+ * and the report says what stopped it. */
+static int stop_early(struct imgcmd *c, int stage, int status)
+{
+	int sig = label_stop_signal;
+	if (sig && status == EXIT_OK) /* (the step went to its end: the signal came during it) */
+		fprintf(stderr, "fclabel %s: interrupted by %s; nothing done\n", c->cmd,
+			signal_name(sig));
+	failed(c, stage);
+	return stop_by_signal(finish(c, sig ? 128 + sig : status, OUT_NOTHING));
+}
+
 int image_command(int argc, char **argv, int mode)
 {
 	struct imgcmd c = { .check = mode == LM_CHECK, .relabel = mode == LM_RELABEL };
@@ -986,16 +1067,23 @@ int image_command(int argc, char **argv, int mode)
 	c.usage = c.check ? check_usage : c.relabel ? relabel_usage : label_usage;
 	c.o = (struct label_opts){ .mode = c.relabel ? LM_LABEL : (enum label_mode)mode,
 				   .cmd = c.cmd, .mountpoint = "", .progress = true };
-	if ((r = parse_options(&c, argc, argv)))
-		return finish(&c, r > 0 ? EXIT_OK : EXIT_USAGE, OUT_NOTHING);
-	if (check_target(&c) || resolve_output(&c))
-		return finish(&c, EXIT_USAGE, OUT_NOTHING);
-	if ((status = load_policies(&c)) != EXIT_OK || (status = check_covered(&c)) != EXIT_OK)
-		return finish(&c, status, OUT_NOTHING);
+	/* whatever ends the run once --json FILE is read, the report says it: what is said on
+	 * stderr is kept for it, and SIGINT and SIGTERM end the run through finish() */
+	rpt_capture_start(c.cmd);
 	catch_stops();
-	if (open_outputs(&c))
-		return stop_by_signal(finish(&c, label_stop_signal ? 128 + label_stop_signal
-							: EXIT_USAGE, OUT_NOTHING));
+	r = parse_options(&c, argc, argv);
+	if (r > 0) /* --help: no run, no report */
+		return finish(&c, EXIT_OK, OUT_NOTHING);
+	if (open_report(&c))
+		return finish(&c, EXIT_USAGE, OUT_NOTHING);
+	if (r || check_target(&c) || resolve_output(&c))
+		return stop_early(&c, STAGE_ARGUMENTS, EXIT_USAGE);
+	if ((status = load_policies(&c)) != EXIT_OK || label_stop_signal)
+		return stop_early(&c, STAGE_POLICY, status);
+	if ((status = check_covered(&c)) != EXIT_OK || label_stop_signal)
+		return stop_early(&c, STAGE_MOUNT_POINT, status);
+	if ((status = open_outputs(&c) ? EXIT_USAGE : EXIT_OK) || label_stop_signal)
+		return stop_early(&c, STAGE_TARGET, status);
 	enum outcome out;
 	status = run(&c, &out);
 	/* (a signal that came after the walk, while the result was written, still ends the run

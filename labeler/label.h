@@ -284,7 +284,11 @@ struct label_opts {
 	bool verbose;              /* print each change */
 	bool strict;               /* a hard link conflict is an error before any write */
 	bool progress;             /* a progress line on stderr (only when it is a terminal) */
-	FILE *json;                /* report, or NULL */
+	FILE *json;                /* the report's events array, open (the caller writes the rest of
+				    * the report), or NULL */
+	unsigned long *json_events; /* with json: how many events the array holds (counted on) */
+	bool verify;               /* relabel --verify's check: only what is wrong is reported,
+				    * each as the verify's own event ("verify-differs") */
 	FILE *list;                /* check: differing files go here */
 	const struct fc_diff *diff; /* relabel: enter only directories a change can reach */
 	bool cross_mounts;         /* a live tree: enter file systems mounted below it too */
@@ -327,6 +331,8 @@ struct label_stats {
 	unsigned long digests_on_disk;     /* likewise, digests */
 	double claims_seconds;             /* the look at the image's block claims (claims.c) */
 	bool interrupted;                  /* stopped by SIGINT or SIGTERM */
+	const char *aborted;               /* --strict's first pass stopped the run: why (the
+					    * report's "aborted") */
 	double seconds;
 };
 /* Set by the SIGINT/SIGTERM handler (the signal's number): walks stop at the next file. */
@@ -403,6 +409,27 @@ void rpt_json_str(FILE *f, const char *s);
  * git writes names with core.quotePath (valid UTF-8 stays as it is). The result stays valid
  * until the fourth call after. */
 const char *qname(const char *s);
+/* The report's file (--json FILE): '-' is standard output; a regular file (or a new one) is
+ * written as a temporary file beside it, renamed over it by rpt_file_close, and the report that
+ * was there is removed when it is opened; anything else (a FIFO, a name under /dev or /proc:
+ * /dev/stdout) is opened to append, and written as the run goes. rpt_file_open: 0, or -1
+ * after saying why. rpt_file_close (sync: fsync before the rename): 0, or -1 with errno (the
+ * temporary file removed). rpt_file_drop: the temporary file removed. */
+struct rpt_file {
+	FILE *f;
+	char *path; /* where the report goes (a symlink's target) */
+	char *tmp;  /* the temporary file, NULL when written as it is */
+};
+int rpt_file_open(struct rpt_file *r, const char *name, const char *cmd);
+int rpt_file_close(struct rpt_file *r, bool sync);
+void rpt_file_drop(struct rpt_file *r);
+/* What the command (cmd: "label") says on standard error, kept for a failed run's report:
+ * rpt_capture_start makes stderr a stream that writes through and keeps the lines that begin
+ * "fclabel CMD: ", warnings and notes aside, without that prefix; rpt_captured() gives them,
+ * one a line (at most 4 KiB); rpt_capture_stop puts stderr back. */
+void rpt_capture_start(const char *cmd);
+const char *rpt_captured(void);
+void rpt_capture_stop(void);
 
 /* ---- androidroot.c: the device's own policy (--android-root, --partition) ---- */
 /* A file the policy was taken from: for -v and the JSON report. */
