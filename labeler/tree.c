@@ -240,21 +240,27 @@ static int tree_set(void *arg, const struct label_file *f, const char *ctx, char
 
 #define DIGEST_XATTR "security.sehash"
 
-static int tree_get_digest(void *arg, const struct label_file *f, unsigned char *out, size_t *len,
-			   char *why, size_t n)
+static int tree_get_xattr(void *arg, const struct label_file *f, const char *name,
+			  unsigned char *out, size_t max, size_t *len, char *why, size_t n)
 {
 	const struct handle *h = f->h;
-	ssize_t l = fgetxattr(h->fd, DIGEST_XATTR, out, 64);
+	ssize_t l = fgetxattr(h->fd, name, out, max);
 	(void)arg;
 	*len = 0;
 	if (l >= 0) {
 		*len = (size_t)l;
 		return 0;
 	}
-	if (errno == ENODATA || errno == ERANGE) /* a value over 64 bytes is no digest of ours */
+	if (errno == ENODATA || errno == ERANGE) /* a longer value is not one we read */
 		return 0;
-	snprintf(why, n, "cannot read %s: %s", DIGEST_XATTR, strerror(errno));
+	snprintf(why, n, "cannot read %s: %s", name, strerror(errno));
 	return -1;
+}
+
+static int tree_get_digest(void *arg, const struct label_file *f, unsigned char *out, size_t *len,
+			   char *why, size_t n)
+{
+	return tree_get_xattr(arg, f, DIGEST_XATTR, out, 64, len, why, n);
 }
 
 static int tree_set_digest(void *arg, const struct label_file *f, const unsigned char *d,
@@ -584,7 +590,7 @@ int label_dir(const char *dir, const fc_set *set, const struct label_opts *o,
 	struct tree t = { .root = dir, .o = &own, .set = set, .valcap = 256, .pathcap = 4096 };
 	struct label_src src = { .name = dir, .arg = &t, .walk = tree_walk, .get = tree_get,
 				 .set = tree_set, .get_digest = tree_get_digest,
-				 .set_digest = tree_set_digest };
+				 .set_digest = tree_set_digest, .get_xattr = tree_get_xattr };
 	struct statvfs vfs;
 	struct rlimit rl;
 	char b[8];

@@ -57,7 +57,7 @@ build() {
 build a 256
 A=$OUT/a
 np=$(wc -l <"$A/packages.list")
-say "A: $(wc -l <"$A/manifest") entries, $np packages, $(grep -c 'yes$' "$A/digests.tsv") directories init digests"
+say "A: $(wc -l <"$A/manifest") entries, $np packages, $(grep -c 'yes$' "$A/digests.tsv") directories init or vold digests"
 [ "$np" -ge 250 ] || bad "A: only $np packages"
 cp --sparse=always "$A/unlabeled.img" "$A/img"
 "$FCLABEL" label "$A/img" -a /data -S "$FC" --seapp "$SEAPP" --digests --json "$A/label.json" \
