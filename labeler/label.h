@@ -444,6 +444,17 @@ struct aroot_args;
  */
 int aroot_load(const char *cmd, const struct aroot_args *a, unsigned flags, int lock,
 	       bool verbose, fc_set **set, seapp_set **sa, struct policy_files *pf);
+/* A boolean build flag (RELEASE_...) as the device's system partition lists it in its
+ * /system/etc/build_flags.json: 1, or 0 when false or not listed (*from: the file, malloc'd);
+ * -1 when there is no such file or it is not JSON (*from NULL). */
+int aroot_build_flag(const char *cmd, const struct aroot_args *a, int lock, const char *name,
+		     char **from);
+/* ---- devdata.c ---- */
+/* Whether the /data at target (mounted at mp) carries Android's digests: a 20-byte
+ * security.sehash on its root or a top directory (named in where). 1, 0, or -1 after saying why
+ * the target could not be read. An image is opened read-only (ip: its lock) and closed. */
+int data_digested(const char *target, bool tree, const struct img_params *ip, const char *cmd,
+		  const char *mp, char *where, size_t n);
 /* ---- tree.c ---- */
 /* Labels (or checks) the live tree at dir with openat/fstatat, never following a symlink. */
 int label_dir(const char *dir, const fc_set *set, const struct label_opts *o,

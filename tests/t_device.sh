@@ -120,7 +120,7 @@ expect_match "(a) no write, no sync: $(cat a.io)" "$(cat a.io)" "read=[1-9]* wri
 expect_eq "(a) check --as-device: exit 0, nothing listed" "$?:$(cat a.check)" "0:"
 # the full label is what strips them
 cp --sparse=always A0.img full.img
-"$FCLABEL" label full.img -a /data -S "$FC" --seapp "$SEAPP" --digests >full.out 2>&1
+"$FCLABEL" label full.img -a /data -S "$FC" --seapp "$SEAPP" --digests --full-label >full.out 2>&1
 rl_dump full.img "$M" full.dump
 expect_eq "(a) ... where the full label strips the three levels" \
 	"$(differ A0.dump full.dump | tr '\n' ' ')" "$H"
