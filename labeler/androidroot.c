@@ -751,8 +751,8 @@ int aroot_build_flag(const char *cmd, const struct aroot_args *a, int lock, cons
 		goto out;
 	int e = seapp_build_flag(buf, len, name, &v);
 	if (e == EINVAL)
-		fprintf(stderr, "fclabel %s: %s: not the JSON a build writes; %s not read from it\n",
-			cmd, qname(*from), name);
+		fprintf(stderr, "fclabel %s: %s: not the JSON a build writes; %s not read "
+			"from it\n", cmd, qname(*from), name);
 	rc = e == EINVAL ? -1 : e == 0 && v;
 out:
 	ns_close(&ns);

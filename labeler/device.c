@@ -11,7 +11,7 @@
  *    digests.c where init writes a digest.
  *  - vold, when a user unlocks, restorecon --recursive of /data/system_ce/N, /data/vendor_ce/N
  *    and /data/misc_ce/N: the same walk, without --skip-ce (app data directories still not
- *    entered).
+ *    entered), which digests every directory it walks (seapp_vold_walk, digests.c).
  *  - installd, at unlock, for each package directory (CE and DE, each user, and each SDK's
  *    directory below /data/misc_{ce,de}/N/sdksandbox/PKG): the directory is relabeled, and what
  *    is below it only when the directory's own label was not the one seapp_contexts gives, or

@@ -48,7 +48,8 @@ struct run {
 	bool dev_lazy;           /* the entry's label decides whether what is below is walked */
 	bool dev_walked;         /* init's boot walk labels (and digests) the entry in this run */
 	bool dev_vold_walked;    /* ... vold's unlock walk does */
-	bool shadow_keep;        /* check with device_shadow: no device walk sets the entry's label */
+	bool shadow_keep;        /* check with device_shadow: no device walk sets the entry's
+				  * label */
 	int entry_differs;       /* dev_lazy: its label was not the one wanted (1), was (0), or
 				  * was not compared (-1) */
 };

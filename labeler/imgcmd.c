@@ -36,8 +36,8 @@ const char label_usage[] =
 	"                    [--atomic|--in-place] [--no-crash-safety] [--policy SEPOLICY]\n"
 	"                    [--cross-mounts]\n"
 	"                    [--seapp SEAPP[,SEAPP...] [--packages FILE]] [--digests]\n"
-	"                    [--as-device [--ignore-digests]|--full-label] [--data-data-ignore[=yes|no]]\n"
-	"                    [--lock[=yes|no|nonblock]] [-T N]\n"
+	"                    [--as-device [--ignore-digests]|--full-label]\n"
+	"                    [--data-data-ignore[=yes|no]] [--lock[=yes|no|nonblock]] [-T N]\n"
 	"\n"
 	"  IMAGE is an ext2/3/4 image or block device; DIR a mounted tree, labeled in place\n"
 	"\n"
@@ -344,8 +344,8 @@ static int take_option(struct imgcmd *c, int opt, const char *arg)
 		else if (!strcmp(arg, "no"))
 			c->ddi = 0;
 		else {
-			fprintf(stderr, "fclabel %s: --data-data-ignore=%s: want yes or no\n", c->cmd,
-				arg);
+			fprintf(stderr, "fclabel %s: --data-data-ignore=%s: want yes or no\n",
+				c->cmd, arg);
 			die_usage(c->cmd, c->usage);
 		}
 		break;
@@ -411,7 +411,8 @@ static int device_options(struct imgcmd *c)
 		why = "--as-device labels app data as the device does: give the device's "
 		      "seapp_contexts (--seapp SEAPP[,SEAPP...], or --android-root ROOT)";
 	else if (c->o.device && c->full_label)
-		why = "--as-device and --full-label: give one (the device's walks, or a full label)";
+		why = "--as-device and --full-label: give one (the device's walks, or a full "
+		      "label)";
 	if (why) {
 		fprintf(stderr, "fclabel %s: %s\n", c->cmd, why);
 		die_usage(c->cmd, c->usage);
@@ -913,17 +914,23 @@ static void print_summary(const struct imgcmd *c, const struct label_stats *st, 
 		fprintf(sum, "fclabel %s: %lu encrypted director%s labeled but not entered (their "
 			"names are ciphertext)\n", c->cmd, st->encrypted,
 			st->encrypted == 1 ? "y" : "ies");
-	if (c->o.device)
+	if (c->o.device) {
+		char marked[96] = "";
+		if (st->pkgs_in_progress)
+			snprintf(marked, sizeof(marked), "; %lu of them marked "
+				 "user.restorecon_in_progress", st->pkgs_in_progress);
 		fprintf(sum, "fclabel %s: as the device: %lu director%s skipped (digest matches), "
-			"package directories %lu right (not entered), %lu wrong (%s whole), %lu label(s) "
-			"kept (no device walk sets them)\n", c->cmd, st->dirs_digest_skipped,
+			"package directories %lu right (not entered), %lu wrong (%s whole%s), %lu "
+			"label(s) kept (no device walk sets them)\n", c->cmd,
+			st->dirs_digest_skipped,
 			st->dirs_digest_skipped == 1 ? "y" : "ies", st->pkgs_right, st->pkgs_wrong,
 			c->check ? "checked" : c->o.mode == LM_DRYRUN ? "would be relabeled" : "relabeled",
-			st->kept);
+			marked, st->kept);
+	}
 	if (c->o.device_shadow)
 		fprintf(sum, "fclabel %s: a device's /data (security.sehash on %s): %lu of the %lu "
-			"difference(s) are levels the device keeps (no boot or unlock walk of its sets "
-			"them); --as-device lists only what the device would change\n", c->cmd,
+			"difference(s) are levels the device keeps (no boot or unlock walk of its "
+			"sets them); --as-device lists only what the device would change\n", c->cmd,
 			qname(c->digested_at), st->device_levels, st->changed);
 	if (c->o.digests && c->check)
 		fprintf(sum, "fclabel %s: digests: %lu missing or stale, %lu right, %lu withheld (a "
@@ -1072,8 +1079,9 @@ static int device_data(struct imgcmd *c)
 		c->relabel ? "relabel" : "full label",
 		c->relabel ? "fclabel label --as-device with the new policy" : "--as-device",
 		c->relabel ? "relabel" : "label");
-	fprintf(stderr, "fclabel %s: --as-device changes only what the device's next boot and unlock "
-		"would change, and keeps those levels (fclabel-label(1), AS THE DEVICE)\n", c->cmd);
+	fprintf(stderr, "fclabel %s: --as-device changes only what the device's next boot and "
+		"unlock would change, and keeps those levels (fclabel-label(1), AS THE DEVICE)\n",
+		c->cmd);
 	return EXIT_USAGE;
 }
 

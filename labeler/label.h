@@ -306,7 +306,8 @@ struct label_opts {
 	bool ignore_digests;       /* --ignore-digests: those walks do not stop at a matching
 				    * digest */
 	bool device_shadow;        /* check of a device's /data without --as-device: count the
-				    * differences in level the device's walks keep (device_levels) */
+				    * differences in level the device's walks keep
+				    * (device_levels) */
 	unsigned android_build;    /* SEAPP_BUILD_*: how the device's libselinux was built */
 	const struct policy_file *policy_files; /* --android-root: the files the policy is from,
 						 * for the JSON report */

@@ -1327,7 +1327,8 @@ static void test_init_walk(void)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		unsigned got = seapp_init_walk(cases[i].path, strlen(cases[i].path), cases[i].dir, 0);
+		unsigned got =
+			seapp_init_walk(cases[i].path, strlen(cases[i].path), cases[i].dir, 0);
 		CHECK(got == cases[i].want, "init walk %s%s: %#x (got %#x)", cases[i].path,
 		      cases[i].dir ? "/" : "", cases[i].want, got);
 	}
