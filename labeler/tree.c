@@ -569,12 +569,13 @@ static bool volatile_fs(const char *dir)
 
 /* How many threads walk the tree (treepool.c): --threads, by default one per CPU (up to 8). 0:
  * the walk above, one entry at a time, when the engine's order matters beyond what it is handed
- * in order: directory digests (written as the walk leaves each directory), app data and
- * relabel's pruning (which decide whether a directory is entered). */
+ * in order: directory digests (written as the walk leaves each directory), app data,
+ * relabel's pruning (which decide whether a directory is entered) and a check's shadow of the
+ * device's walks (which reads the digests of the directories it is handed). */
 static unsigned tree_threads(const struct label_opts *o)
 {
 	long n = o->threads;
-	if (o->digests || o->appdata || o->diff)
+	if (o->digests || o->appdata || o->diff || o->device_shadow)
 		return 0;
 	if (!n) {
 		n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -138,12 +138,19 @@ if [ "$(id -u)" = 0 ] && mount -o loop t.img m 2>mount.err; then
 	rc=$?
 	"$F" check m -a /data -S "$DD_FC" --seapp "$DD_SEAPP" >t.list 2>t.cerr
 	crc=$?
+	# without --seapp (and its one walker), -T 2: the check's shadow of the device's walks
+	# needs the walk in order, and gets it
+	"$F" check m -a /data -S "$DD_FC" -T 2 >t2.list 2>t2.cerr
+	"$F" check P.img -a /data -S "$DD_FC" >p2.list 2>p2.cerr
 	umount m
 	expect_eq "(a) a live tree: exit 2, first line" "$rc:$(head -n 1 t.err)" \
 		"2:fclabel label: m is a device's /data (security.sehash on /data): refusing a full label, which would strip the levels the device keeps; give --as-device, or --full-label to label it all the same; nothing written"
 	rl_dump t.img manifest t.dump
 	expect_eq "(a) ... its labels as they were" "$(dd_differ P.dump t.dump)" ""
 	expect_eq "(d) a live tree: check counts the same" "$crc:$(grep -c 'are levels the device keeps' t.cerr)" "1:1"
+	expect_eq "(d) a live tree, -S alone, -T 2: the image's summary, the same count" \
+		"$(sed 's/^fclabel check: m: /fclabel check: IMG: /; s/[0-9.]* s$//' t2.cerr)" \
+		"$(sed 's/^fclabel check: P.img: /fclabel check: IMG: /; s/[0-9.]* s$//' p2.cerr)"
 else
 	say "cannot loop-mount an image here ($(head -n 1 mount.err 2>/dev/null)): live tree not run"
 fi
