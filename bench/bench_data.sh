@@ -92,11 +92,12 @@ echo "peak memory                     : $((s_kb > p_kb ? s_kb / 1024 : p_kb / 10
 # the relabel: from an image labeled with SEAPP (and its digests)
 cp --sparse=always "$img" "$out/labeled.img"
 ./fclabel label "$out/labeled.img" -a /data -S "$fc" --seapp "$seapp" --digests >/dev/null 2>&1
-set -- $(best full "$out/labeled.img" ./fclabel label "$w" -a /data -S "$fc" --seapp "$out/seapp2" --digests)
+set -- $(best full "$out/labeled.img" ./fclabel label "$w" -a /data -S "$fc" --seapp "$out/seapp2" --digests \
+	--full-label)
 f_s=$2
 cp "$w" "$out/full.img"
 set -- $(best relabel "$out/labeled.img" ./fclabel relabel "$w" -a /data --from "$fc" --to "$fc" \
-	--from-seapp "$seapp" --seapp "$out/seapp2" --digests)
+	--from-seapp "$seapp" --seapp "$out/seapp2" --digests --full-label)
 r_rc=$1 r_s=$2 r_kb=$3
 echo "full label with the edited seapp : $f_s s"
 sed 's/^/    /' "$out/full.out"
@@ -133,7 +134,7 @@ print(" ".join("%.4f" % t for t in ts), file=open(sys.argv[1] + ".t", "w"))' \
 }
 cp --sparse=always "$out/labeled.img" "$w"
 sync
-set -- $(again peer ./fclabel label "$w" -a /data -S "$fc" --seapp "$seapp" --digests)
+set -- $(again peer ./fclabel label "$w" -a /data -S "$fc" --seapp "$seapp" --digests --full-label)
 q_s=$2
 set -- $(again device ./fclabel label "$w" -a /data -S "$fc" --seapp "$seapp" --as-device)
 d_rc=$1 d_s=$2 d_kb=$3

@@ -1127,3 +1127,34 @@ out:
 		policy_files_free(pf);
 	return status;
 }
+
+int aroot_build_flag(const char *cmd, const struct aroot_args *a, int lock, const char *name,
+		     char **from)
+{
+	static const char path[] = "/system/etc/build_flags.json";
+	struct ns ns = { .cmd = cmd };
+	char *buf = NULL;
+	size_t len = 0;
+	bool v = false;
+	int rc = -1;
+
+	*from = NULL;
+	if (ns_build(&ns, a, lock))
+		goto out;
+	/* the summary is made since Android 14: without it, no build flag to read */
+	if (exists(&ns, path) != 1 || read_device_file(&ns, path, &buf, &len, from))
+		goto out;
+	int e = seapp_build_flag(buf, len, name, &v);
+	if (e == EINVAL)
+		fprintf(stderr, "fclabel %s: %s: not the JSON a build writes; %s not read "
+			"from it\n", cmd, qname(*from), name);
+	rc = e == EINVAL ? -1 : e == 0 && v;
+out:
+	ns_close(&ns);
+	free(buf);
+	if (rc < 0) {
+		free(*from);
+		*from = NULL;
+	}
+	return rc;
+}

@@ -337,3 +337,8 @@ bool appdata_holds_pkgdirs(const char *path, size_t len)
 			return true;
 	return false;
 }
+
+bool appdata_pkg_known(const struct appdata *ad, const char *name, size_t len)
+{
+	return ad && pkglist_find(ad->pkgs, name, len) != NULL;
+}

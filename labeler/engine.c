@@ -276,6 +276,15 @@ bool label_same(const char *cur, size_t curlen, const char *ctx)
 	       (curlen == want || cur[want] == 0);
 }
 
+/* Whether two labels differ only in their level: user, role and type the same. */
+static bool level_only(const char *cur, size_t curlen, const char *want)
+{
+	size_t i = 0, colons = 0;
+	while (i < curlen && cur[i] && want[i] && cur[i] == want[i] && colons < 3)
+		colons += cur[i++] == ':';
+	return colons == 3 && !label_same(cur, curlen, want);
+}
+
 /* relabel: whether the directory may be left out, as no change of the policy (nor of a
  * package's seapp answer) can reach below it, and with --digests the last run left it right. */
 static bool prunable(struct run *r, const struct label_file *f, const struct walk_entry *e)
@@ -477,6 +486,8 @@ static int label_one(struct run *r, const struct label_file *f, const struct wal
 	}
 	if (o->mode == LM_CHECK) {
 		st->changed++;
+		if (r->shadow_keep && cur && level_only(cur, curlen, w.ctx))
+			st->device_levels++;
 		rpt_clear(r);
 		if (o->list)
 			fprintf(o->list, "%s\thas %s\twants %s\t%s\n", qname(f->path), cur ? cur : "(none)",
@@ -532,6 +543,7 @@ static int visit_as_device(struct run *r, const struct label_file *f, const stru
 	r->dev_keep = !d.labels;
 	r->dev_lazy = d.role & DEV_LAZY;
 	r->dev_walked = d.boot;
+	r->dev_vold_walked = d.vold;
 	r->entry_differs = -1;
 	int rc = label_one(r, f, e, &descend);
 	r->dev_keep = r->dev_lazy = false;
@@ -539,8 +551,9 @@ static int visit_as_device(struct run *r, const struct label_file *f, const stru
 		return -1;
 	if (!LINUX_S_ISDIR(f->mode))
 		return 1;
-	dev_report(r, f, &d, r->entry_differs);
-	unsigned below = descend ? 0 : dev_below(f, &d, r->entry_differs > 0);
+	bool in_progress = (d.role & DEV_LAZY) && dev_in_progress(r, f, e);
+	dev_report(r, f, &d, r->entry_differs, in_progress);
+	unsigned below = descend ? 0 : dev_below(f, &d, r->entry_differs > 0 || in_progress);
 	if (below && f->encrypted)
 		return encrypted_dir(r, f, e);
 	if (!below) {
@@ -599,6 +612,27 @@ bool label_image_refused(struct run *r, errcode_t rc)
 	return true;
 }
 
+/* check of a device's /data without --as-device: which of the device's walks would set the
+ * entry's label (device.c), so that the differences they would leave are counted
+ * (device_levels); the check itself is the full one. */
+static void shadow_classify(struct run *r, const struct label_file *f, const struct walk_entry *e,
+			    struct dev_entry *d)
+{
+	dev_classify(r, f, e, d);
+	r->shadow_keep = !d->labels;
+	r->dev_lazy = d->role & DEV_LAZY; /* (label_one says whether its label is wanted) */
+	r->entry_differs = -1;
+}
+
+/* ... and what they hand to the entries of the directory f the check enters. */
+static int shadow_enter(struct run *r, const struct label_file *f, const struct walk_entry *e,
+			const struct dev_entry *d)
+{
+	bool redo = r->entry_differs > 0 || ((d->role & DEV_LAZY) && dev_in_progress(r, f, e));
+	unsigned below = dev_below(f, d, redo);
+	return dev_push(r, below ? below : DEV_NONE);
+}
+
 /* One file, from either walk: e is the image's entry, NULL on a live tree (r->src). */
 static int visit_file(struct run *r, const struct label_file *f, const struct walk_entry *e)
 {
@@ -624,7 +658,12 @@ static int visit_file(struct run *r, const struct label_file *f, const struct wa
 	bool pruned = descend;
 	if (!valid_type(r, f))
 		return 1;
-	if (label_one(r, f, e, &descend) < 0)
+	struct dev_entry d;
+	if (o->device_shadow)
+		shadow_classify(r, f, e, &d);
+	int rc = label_one(r, f, e, &descend);
+	r->shadow_keep = r->dev_lazy = false;
+	if (rc < 0)
 		return -1;
 	if (!LINUX_S_ISDIR(f->mode))
 		return descend;
@@ -636,6 +675,8 @@ static int visit_file(struct run *r, const struct label_file *f, const struct wa
 		if (descend)
 			dig_not_entered(r, f, e, pruned && !r->entry_wrong, r->entry_verified);
 	}
+	if (o->device_shadow && !descend && shadow_enter(r, f, e, &d) < 0)
+		return -1;
 	return descend;
 }
 
@@ -653,7 +694,7 @@ static int leave(const struct walk_entry *e, void *arg)
 	struct label_file f = { e->path, e->pathlen, LINUX_S_IFDIR, 1, 0, e->ino, NULL, false, NULL, 0 };
 	if (r->o->digests && !r->collect_only)
 		dig_leave(r, &f, e);
-	if (r->o->device)
+	if (r->o->device || r->o->device_shadow)
 		dev_pop(r);
 	return 0;
 }
@@ -663,7 +704,7 @@ void label_leave(struct label_run *run, const struct label_file *f)
 	struct run *r = (struct run *)run;
 	if (r->o->digests && !r->collect_only)
 		dig_leave(r, f, NULL);
-	if (r->o->device)
+	if (r->o->device || r->o->device_shadow)
 		dev_pop(r);
 }
 

@@ -47,6 +47,9 @@ struct run {
 				  * none) */
 	bool dev_lazy;           /* the entry's label decides whether what is below is walked */
 	bool dev_walked;         /* init's boot walk labels (and digests) the entry in this run */
+	bool dev_vold_walked;    /* ... vold's unlock walk does */
+	bool shadow_keep;        /* check with device_shadow: no device walk sets the entry's
+				  * label */
 	int entry_differs;       /* dev_lazy: its label was not the one wanted (1), was (0), or
 				  * was not compared (-1) */
 };
@@ -109,6 +112,8 @@ enum {
 	DEV_TREE = 8,     /* installd's walk below a package directory whose label was wrong */
 	DEV_PASS = 16,    /* no walk labels it: passed through to reach those below */
 	DEV_SANDBOX = 32, /* an SDK sandbox package directory: its directories are DEV_LAZY */
+	DEV_PROFILE = 64, /* installd's restorecon of /data/misc/profiles/cur/N/PKG */
+	DEV_NONE = 128,   /* (a check's shadow of the walks) below what the walks do not enter */
 };
 struct dev_entry {
 	unsigned role;  /* DEV_*: the walks that reach it */
@@ -116,6 +121,7 @@ struct dev_entry {
 	bool digest;    /* a directory whose digest the walk that reaches it compares */
 	bool matched;   /* ... and finds equal: that walk skips it and all below it */
 	bool boot;      /* init's boot walk labels it (and digests it, as digests.c says) */
+	bool vold;      /* vold's unlock walk labels it (and digests it) */
 	bool labels;    /* a walk labels it (else it keeps the label it has, if any) */
 };
 /* The walks that reach the entry f, from those its directory hands down. */
@@ -127,8 +133,10 @@ unsigned dev_below(const struct label_file *f, const struct dev_entry *d, bool d
 /* The walk enters f with what dev_below said (-1: out of memory), and leaves it. */
 int dev_push(struct run *r, unsigned below);
 void dev_pop(struct run *r);
+/* Whether the package directory f carries installd's user.restorecon_in_progress. */
+bool dev_in_progress(struct run *r, const struct label_file *f, const struct walk_entry *e);
 /* Says (-v, --json) what the device's walks decided at f and counts it. */
 void dev_report(struct run *r, const struct label_file *f, const struct dev_entry *d,
-		int differs);
+		int differs, bool in_progress);
 
 #endif

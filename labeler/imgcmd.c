@@ -15,6 +15,12 @@
 #include "label.h"
 #include "policy.h"
 
+#define DDI_HELP                                                                                   \
+	"      --data-data-ignore[=yes|no]  -a /data: the device's libselinux is built with\n"   \
+	"                         release_selinux_data_data_ignore (its boot walk labels\n"      \
+	"                         /data/data, not what is in it); default: what --android-root's\n"\
+	"                         /system/etc/build_flags.json says, else no\n"
+
 #define AROOT_HELP                                                                                 \
 	"      --android-root ROOT  instead of -S: the device's own file_contexts, and its\n"   \
 	"                         seapp_contexts for -a /data or with --packages, found in\n"    \
@@ -30,7 +36,8 @@ const char label_usage[] =
 	"                    [--atomic|--in-place] [--no-crash-safety] [--policy SEPOLICY]\n"
 	"                    [--cross-mounts]\n"
 	"                    [--seapp SEAPP[,SEAPP...] [--packages FILE]] [--digests]\n"
-	"                    [--as-device [--ignore-digests]] [--lock[=yes|no|nonblock]] [-T N]\n"
+	"                    [--as-device [--ignore-digests]|--full-label]\n"
+	"                    [--data-data-ignore[=yes|no]] [--lock[=yes|no|nonblock]] [-T N]\n"
 	"\n"
 	"  IMAGE is an ext2/3/4 image or block device; DIR a mounted tree, labeled in place\n"
 	"\n"
@@ -70,6 +77,10 @@ const char label_usage[] =
 	"                         they would: not below a matching digest, nor below a package\n"
 	"                         directory whose label is right (implies --digests)\n"
 	"      --ignore-digests   with --as-device: walk below matching digests too\n"
+	"      --full-label       a device's /data (it carries Android's digests): label it all\n"
+	"                         the same, stripping the levels the device keeps (without it,\n"
+	"                         or --as-device, such a /data is refused)\n"
+	DDI_HELP
 	"      --lock[=yes|no|nonblock]  take a BSD lock on the image (exclusive to write,\n"
 	"                         shared to read): wait for it (yes, the default), refuse a held\n"
 	"                         one (nonblock), or take none (no)\n"
@@ -80,7 +91,8 @@ const char check_usage[] =
 	"                    [-a MOUNTPOINT] [-e PATH]... [--json FILE] [--base-only] [--policy SEPOLICY]\n"
 	"                    [--cross-mounts] [-v]\n"
 	"                    [--seapp SEAPP[,SEAPP...] [--packages FILE]] [--digests]\n"
-	"                    [--as-device [--ignore-digests]] [--lock[=yes|no|nonblock]] [-T N]\n"
+	"                    [--as-device [--ignore-digests]] [--data-data-ignore[=yes|no]]\n"
+	"                    [--lock[=yes|no|nonblock]] [-T N]\n"
 	"\n"
 	"  -S, --file-contexts FC[,FC...]  file_contexts files, in order (repeatable)\n"
 	AROOT_HELP
@@ -100,8 +112,11 @@ const char check_usage[] =
 	"                         /data/system/packages.list)\n"
 	"      --digests          also list missing or stale security.sehash on the directories restorecon checks\n"
 	"      --as-device        a device's /data (-a /data, --seapp): list only what its own\n"
-	"                         walks would change (implies --digests)\n"
+	"                         walks would change (implies --digests); without it, on a /data\n"
+	"                         that carries Android's digests, the summary counts the\n"
+	"                         differences that are levels the device keeps\n"
 	"      --ignore-digests   with --as-device: walk below matching digests too\n"
+	DDI_HELP
 	"      --lock[=yes|no|nonblock]  take a BSD lock on the image (exclusive to write,\n"
 	"                         shared to read): wait for it (yes, the default), refuse a held\n"
 	"                         one (nonblock), or take none (no)\n"
@@ -115,7 +130,8 @@ const char relabel_usage[] =
 	"                      [--atomic|--in-place] [--no-crash-safety] [--policy SEPOLICY]\n"
 	"                      [--cross-mounts]\n"
 	"                      [--seapp NEW_SEAPP[,...] [--from-seapp OLD_SEAPP[,...]]\n"
-	"                      [--packages FILE]] [--digests] [--lock[=yes|no|nonblock]]\n"
+	"                      [--packages FILE]] [--digests] [--full-label]\n"
+	"                      [--data-data-ignore[=yes|no]] [--lock[=yes|no|nonblock]]\n"
 	"\n"
 	"  --from OLD_FC[,...]    the file_contexts the image was labeled with ('none': label all)\n"
 	"  --to NEW_FC[,...]      the file_contexts to label it with now\n"
@@ -154,6 +170,11 @@ const char relabel_usage[] =
 	"      --from-seapp OLD_SEAPP[,...]  the seapp_contexts the image was labeled with: only\n"
 	"                         packages whose answer changed are walked whole (without it,\n"
 	"                         every package is)\n"
+	"      --full-label       a device's /data (it carries Android's digests): relabel it all\n"
+	"                         the same, stripping the levels the device keeps where the\n"
+	"                         change reaches (without it, such a /data is refused: see AS\n"
+	"                         THE DEVICE in fclabel-label(1))\n"
+	DDI_HELP
 "  -h, --help             show this help";
 
 /* "/a//b/" -> "/a/b"; NULL when not absolute. */
@@ -202,6 +223,9 @@ struct imgcmd {
 	char said[4200];   /* ... and what was said about it (rpt_captured) */
 	struct label_stats st; /* the walk's counts (zero when there was none) */
 	char *output;      /* -o naming a folder: the path inside it */
+	bool full_label;   /* --full-label: a device's /data labeled all the same */
+	int ddi;           /* --data-data-ignore: -1 not given, 0 or 1 */
+	char digested_at[1024]; /* check: a device's /data, where its digests were found */
 };
 
 /* Where a run stopped, for the report's summary.failure (fclabel-report(5)). */
@@ -252,6 +276,8 @@ static const struct option image_opts[] = {
 	{ "lock", optional_argument, NULL, 'L' },
 	{ "as-device", no_argument, NULL, 'G' },
 	{ "ignore-digests", no_argument, NULL, 'W' },
+	{ "full-label", no_argument, NULL, 'Q' },
+	{ "data-data-ignore", optional_argument, NULL, 'J' },
 	{ "android-root", required_argument, NULL, OPT_ANDROID_ROOT },
 	{ "partition", required_argument, NULL, OPT_PARTITION },
 	{ 0 }
@@ -329,6 +355,18 @@ static int take_option(struct imgcmd *c, int opt, const char *arg)
 		}
 		break;
 	case 'D': c->o.digests = true; break;
+	case 'Q': c->full_label = true; break;
+	case 'J':
+		if (!arg || !strcmp(arg, "yes"))
+			c->ddi = 1;
+		else if (!strcmp(arg, "no"))
+			c->ddi = 0;
+		else {
+			fprintf(stderr, "fclabel %s: --data-data-ignore=%s: want yes or no\n",
+				c->cmd, arg);
+			die_usage(c->cmd, c->usage);
+		}
+		break;
 	case 'G': c->o.device = true; break;
 	case 'W': c->o.ignore_digests = true; break;
 	case 'P': c->o.mode = LM_DRYRUN; c->o.verbose = true; break;
@@ -390,6 +428,9 @@ static int device_options(struct imgcmd *c)
 	else if (c->o.device && !c->seapp.n && !aroot_given(&c->aroot))
 		why = "--as-device labels app data as the device does: give the device's "
 		      "seapp_contexts (--seapp SEAPP[,SEAPP...], or --android-root ROOT)";
+	else if (c->o.device && c->full_label)
+		why = "--as-device and --full-label: give one (the device's walks, or a full "
+		      "label)";
 	if (why) {
 		fprintf(stderr, "fclabel %s: %s\n", c->cmd, why);
 		return usage_error(c);
@@ -403,12 +444,13 @@ static int parse_options(struct imgcmd *c, int argc, char **argv)
 {
 	const char *shortopts = c->check ? "S:a:e:vT:h" : c->relabel ? "a:e:vz:o:h" : "S:a:ne:vz:o:T:h";
 	/* the long options each command takes, beyond the shared ones */
-	const char *own = c->check ? "TGW" : c->relabel ? "OUPVfzoYRIFN" : "sfzoYRITGWN";
+	const char *own = c->check ? "TGW" : c->relabel ? "OUPVfzoYRIFNQ" : "sfzoYRITGWNQ";
 	struct stat sb;
 	int opt, r;
 
+	c->ddi = -1;
 	while ((opt = getopt_long(argc, argv, shortopts, image_opts, NULL)) != -1) {
-		if (opt < 256 && strchr("OUPVsfzoYRIFTGWN", opt) && !strchr(own, opt)) {
+		if (opt < 256 && strchr("OUPVsfzoYRIFTGWNQ", opt) && !strchr(own, opt)) {
 			if (opt == 'G' || opt == 'W')
 				fprintf(stderr, "fclabel %s: --%s is for label and check (a relabel is "
 					"told what changed; --as-device finds it from the digests)\n",
@@ -641,6 +683,26 @@ static int check_covered(struct imgcmd *c)
 	return EXIT_DIFFERS;
 }
 
+#define DDI_FLAG "RELEASE_SELINUX_DATA_DATA_IGNORE"
+
+/* How the device's libselinux walks /data/data: --data-data-ignore, else what its system
+ * partition's build_flags.json says (--android-root), else as release builds do (it enters it). */
+static void android_build(struct imgcmd *c)
+{
+	char *from = NULL;
+	int v = c->ddi;
+
+	if (v < 0 && aroot_given(&c->aroot) && aroot_seapp(c))
+		v = aroot_build_flag(c->cmd, &c->aroot, c->ip.lock, DDI_FLAG, &from);
+	if (v > 0)
+		c->o.android_build |= SEAPP_BUILD_DATA_DATA_IGNORE;
+	if (from && (v > 0 || c->o.verbose))
+		fprintf(stderr, "fclabel %s: the device's boot walk %s /data/data (%s %s in %s)\n",
+			c->cmd, v > 0 ? "labels, and does not enter," : "enters", DDI_FLAG,
+			v > 0 ? "true" : "false or not listed", qname(from));
+	free(from);
+}
+
 /* The policy (and for relabel the old one and what changed); EXIT_OK or the exit status. */
 static int load_policies(struct imgcmd *c)
 {
@@ -657,6 +719,7 @@ static int load_policies(struct imgcmd *c)
 	} else if (!(c->set = load_policy(c->cmd, &c->files, c->flags | FC_NO_DUPS))) {
 		return EXIT_USAGE;
 	}
+	android_build(c);
 	/* Android's app data rules: every file they name is read before the image is opened */
 	if (c->seapp.n && !(c->sa = load_seapp(c->cmd, &c->seapp)))
 		return EXIT_USAGE;
@@ -882,13 +945,24 @@ static void print_summary(const struct imgcmd *c, const struct label_stats *st, 
 		fprintf(sum, "fclabel %s: %lu encrypted director%s labeled but not entered (their "
 			"names are ciphertext)\n", c->cmd, st->encrypted,
 			st->encrypted == 1 ? "y" : "ies");
-	if (c->o.device)
+	if (c->o.device) {
+		char marked[96] = "";
+		if (st->pkgs_in_progress)
+			snprintf(marked, sizeof(marked), "; %lu of them marked "
+				 "user.restorecon_in_progress", st->pkgs_in_progress);
 		fprintf(sum, "fclabel %s: as the device: %lu director%s skipped (digest matches), "
-			"package directories %lu right (not entered), %lu wrong (%s whole), %lu label(s) "
-			"kept (no device walk sets them)\n", c->cmd, st->dirs_digest_skipped,
+			"package directories %lu right (not entered), %lu wrong (%s whole%s), %lu "
+			"label(s) kept (no device walk sets them)\n", c->cmd,
+			st->dirs_digest_skipped,
 			st->dirs_digest_skipped == 1 ? "y" : "ies", st->pkgs_right, st->pkgs_wrong,
 			c->check ? "checked" : c->o.mode == LM_DRYRUN ? "would be relabeled" : "relabeled",
-			st->kept);
+			marked, st->kept);
+	}
+	if (c->o.device_shadow)
+		fprintf(sum, "fclabel %s: a device's /data (security.sehash on %s): %lu of the %lu "
+			"difference(s) are levels the device keeps (no boot or unlock walk of its "
+			"sets them); --as-device lists only what the device would change\n", c->cmd,
+			qname(c->digested_at), st->device_levels, st->changed);
 	if (c->o.digests && c->check)
 		fprintf(sum, "fclabel %s: digests: %lu missing or stale, %lu right, %lu withheld (a "
 			"label at or below them is left to the device: not a fault)\n", c->cmd,
@@ -1058,6 +1132,40 @@ static int stop_early(struct imgcmd *c, int stage, int status)
 	return stop_by_signal(finish(c, sig ? 128 + sig : status, OUT_NOTHING));
 }
 
+/*
+ * A device's /data (it carries Android's digests): a full label or a relabel strips the levels
+ * the device keeps (an app's /data/media/N/Android/data/PKG, vold's per-user directories), as
+ * TWRP's "Fix contexts" does, so it is refused unless asked for (--full-label); --as-device does
+ * what the device would. check counts what the device keeps instead. Nothing has been opened for
+ * writing yet. EXIT_OK, or EXIT_USAGE after saying why.
+ */
+static int device_data(struct imgcmd *c)
+{
+	char where[sizeof(c->digested_at)];
+
+	if (strcmp(c->o.mountpoint, "/data") || c->o.device || c->full_label)
+		return EXIT_OK;
+	int rc = data_digested(c->target, c->tree, &c->ip, c->cmd, c->o.mountpoint, where,
+			       sizeof(where));
+	if (rc <= 0)
+		return rc < 0 ? EXIT_USAGE : EXIT_OK;
+	if (c->check) {
+		c->o.device_shadow = true;
+		memcpy(c->digested_at, where, sizeof(where));
+		return EXIT_OK;
+	}
+	fprintf(stderr, "fclabel %s: %s is a device's /data (security.sehash on %s): refusing a "
+		"%s, which would strip the levels the device keeps; give %s, or --full-label to "
+		"%s it all the same; nothing written\n", c->cmd, qname(c->target), qname(where),
+		c->relabel ? "relabel" : "full label",
+		c->relabel ? "fclabel label --as-device with the new policy" : "--as-device",
+		c->relabel ? "relabel" : "label");
+	fprintf(stderr, "fclabel %s: --as-device changes only what the device's next boot and "
+		"unlock would change, and keeps those levels (fclabel-label(1), AS THE DEVICE)\n",
+		c->cmd);
+	return EXIT_USAGE;
+}
+
 int image_command(int argc, char **argv, int mode)
 {
 	struct imgcmd c = { .check = mode == LM_CHECK, .relabel = mode == LM_RELABEL };
@@ -1082,6 +1190,8 @@ int image_command(int argc, char **argv, int mode)
 		return stop_early(&c, STAGE_POLICY, status);
 	if ((status = check_covered(&c)) != EXIT_OK || label_stop_signal)
 		return stop_early(&c, STAGE_MOUNT_POINT, status);
+	if ((status = device_data(&c)) != EXIT_OK || label_stop_signal)
+		return stop_early(&c, STAGE_TARGET, status);
 	if ((status = open_outputs(&c) ? EXIT_USAGE : EXIT_OK) || label_stop_signal)
 		return stop_early(&c, STAGE_TARGET, status);
 	enum outcome out;

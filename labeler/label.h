@@ -130,6 +130,9 @@ errcode_t xattr_set_label(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode
 errcode_t xattr_get_digest(struct xattr_ctx *x, ext2_ino_t ino, unsigned char *out, size_t *len);
 errcode_t xattr_set_digest(struct xattr_ctx *x, ext2_ino_t ino, const unsigned char *digest,
 			   size_t len);
+/* Any attribute's value by its full name (*len 0 when absent, or longer than max). */
+errcode_t xattr_get_value(struct xattr_ctx *x, ext2_ino_t ino, const char *name,
+			  unsigned char *out, size_t max, size_t *len);
 /* xattr_set_label's and xattr_set_digest's own refusals (not errno values, nor libext2fs's
  * codes); xattr_strerror says why. XATTR_E_CLAIMS refuses the image (every later allocation
  * too): its block bitmap cannot be trusted (claims.c). */
@@ -272,6 +275,8 @@ int appdata_label(struct appdata *ad, const char *path, size_t len, const char *
 bool appdata_pkg_changed(struct appdata *ad, const char *path, size_t len);
 /* Whether package directories may lie below the directory path. */
 bool appdata_holds_pkgdirs(const char *path, size_t len);
+/* Whether packages.list knows the package name (len bytes). */
+bool appdata_pkg_known(const struct appdata *ad, const char *name, size_t len);
 
 /* ---- engine.c ---- */
 enum label_mode { LM_LABEL, LM_DRYRUN, LM_CHECK, LM_RELABEL /* only to image_command */ };
@@ -304,6 +309,10 @@ struct label_opts {
 				    * would do (device.c); with appdata and digests */
 	bool ignore_digests;       /* --ignore-digests: those walks do not stop at a matching
 				    * digest */
+	bool device_shadow;        /* check of a device's /data without --as-device: count the
+				    * differences in level the device's walks keep
+				    * (device_levels) */
+	unsigned android_build;    /* SEAPP_BUILD_*: how the device's libselinux was built */
 	const struct policy_file *policy_files; /* --android-root: the files the policy is from,
 						 * for the JSON report */
 	size_t npolicy_files;
@@ -325,6 +334,9 @@ struct label_stats {
 	unsigned long pkgs_right, pkgs_wrong; /* package directories whose own label is right (not
 					       * entered), and wrong (relabeled whole) */
 	unsigned long kept;                /* labels left as they are: no device walk sets them */
+	unsigned long pkgs_in_progress;    /* of pkgs_wrong, those marked restorecon_in_progress */
+	unsigned long device_levels;       /* check, device_shadow: differences only in the level
+					    * (MLS range) on files no device walk labels */
 	unsigned long total;               /* about how many files there are (progress) */
 	unsigned long written;             /* labels on disk (in place: as of the last commit; a
 					    * copy: all or none, as the image is replaced or not) */
@@ -378,6 +390,10 @@ struct label_src {
 			  char *why, size_t n);
 	int (*set_digest)(void *arg, const struct label_file *f, const unsigned char *d, size_t len,
 			  char *why, size_t n);
+	/* Another attribute, name (*len 0 when absent; at most max bytes, a longer value is read
+	 * as absent): 0, or non-zero with why. */
+	int (*get_xattr)(void *arg, const struct label_file *f, const char *name,
+			 unsigned char *out, size_t max, size_t *len, char *why, size_t n);
 };
 int label_source(const struct label_src *src, const fc_set *set, const struct label_opts *o,
 		 struct label_stats *st);
@@ -457,6 +473,17 @@ struct aroot_args;
  */
 int aroot_load(const char *cmd, const struct aroot_args *a, unsigned flags, int lock,
 	       bool verbose, fc_set **set, seapp_set **sa, struct policy_files *pf);
+/* A boolean build flag (RELEASE_...) as the device's system partition lists it in its
+ * /system/etc/build_flags.json: 1, or 0 when false or not listed (*from: the file, malloc'd);
+ * -1 when there is no such file or it is not JSON (*from NULL). */
+int aroot_build_flag(const char *cmd, const struct aroot_args *a, int lock, const char *name,
+		     char **from);
+/* ---- devdata.c ---- */
+/* Whether the /data at target (mounted at mp) carries Android's digests: a 20-byte
+ * security.sehash on its root or a top directory (named in where). 1, 0, or -1 after saying why
+ * the target could not be read. An image is opened read-only (ip: its lock) and closed. */
+int data_digested(const char *target, bool tree, const struct img_params *ip, const char *cmd,
+		  const char *mp, char *where, size_t n);
 /* ---- tree.c ---- */
 /* Labels (or checks) the live tree at dir with openat/fstatat, never following a symlink. */
 int label_dir(const char *dir, const fc_set *set, const struct label_opts *o,

@@ -240,21 +240,27 @@ static int tree_set(void *arg, const struct label_file *f, const char *ctx, char
 
 #define DIGEST_XATTR "security.sehash"
 
-static int tree_get_digest(void *arg, const struct label_file *f, unsigned char *out, size_t *len,
-			   char *why, size_t n)
+static int tree_get_xattr(void *arg, const struct label_file *f, const char *name,
+			  unsigned char *out, size_t max, size_t *len, char *why, size_t n)
 {
 	const struct handle *h = f->h;
-	ssize_t l = fgetxattr(h->fd, DIGEST_XATTR, out, 64);
+	ssize_t l = fgetxattr(h->fd, name, out, max);
 	(void)arg;
 	*len = 0;
 	if (l >= 0) {
 		*len = (size_t)l;
 		return 0;
 	}
-	if (errno == ENODATA || errno == ERANGE) /* a value over 64 bytes is no digest of ours */
+	if (errno == ENODATA || errno == ERANGE) /* a longer value is not one we read */
 		return 0;
-	snprintf(why, n, "cannot read %s: %s", DIGEST_XATTR, strerror(errno));
+	snprintf(why, n, "cannot read %s: %s", name, strerror(errno));
 	return -1;
+}
+
+static int tree_get_digest(void *arg, const struct label_file *f, unsigned char *out, size_t *len,
+			   char *why, size_t n)
+{
+	return tree_get_xattr(arg, f, DIGEST_XATTR, out, 64, len, why, n);
 }
 
 static int tree_set_digest(void *arg, const struct label_file *f, const unsigned char *d,
@@ -563,12 +569,13 @@ static bool volatile_fs(const char *dir)
 
 /* How many threads walk the tree (treepool.c): --threads, by default one per CPU (up to 8). 0:
  * the walk above, one entry at a time, when the engine's order matters beyond what it is handed
- * in order: directory digests (written as the walk leaves each directory), app data and
- * relabel's pruning (which decide whether a directory is entered). */
+ * in order: directory digests (written as the walk leaves each directory), app data,
+ * relabel's pruning (which decide whether a directory is entered) and a check's shadow of the
+ * device's walks (which reads the digests of the directories it is handed). */
 static unsigned tree_threads(const struct label_opts *o)
 {
 	long n = o->threads;
-	if (o->digests || o->appdata || o->diff)
+	if (o->digests || o->appdata || o->diff || o->device_shadow)
 		return 0;
 	if (!n) {
 		n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -584,7 +591,7 @@ int label_dir(const char *dir, const fc_set *set, const struct label_opts *o,
 	struct tree t = { .root = dir, .o = &own, .set = set, .valcap = 256, .pathcap = 4096 };
 	struct label_src src = { .name = dir, .arg = &t, .walk = tree_walk, .get = tree_get,
 				 .set = tree_set, .get_digest = tree_get_digest,
-				 .set_digest = tree_set_digest };
+				 .set_digest = tree_set_digest, .get_xattr = tree_get_xattr };
 	struct statvfs vfs;
 	struct rlimit rl;
 	char b[8];

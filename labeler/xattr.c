@@ -1081,6 +1081,12 @@ errcode_t xattr_set_label(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode
 /* Other digests than selinux's 20 bytes are not ours to read. */
 errcode_t xattr_get_digest(struct xattr_ctx *x, ext2_ino_t ino, unsigned char *out, size_t *len)
 {
+	return xattr_get_value(x, ino, DIGEST_NAME, out, DIGEST_MAX, len);
+}
+
+errcode_t xattr_get_value(struct xattr_ctx *x, ext2_ino_t ino, const char *name,
+			  unsigned char *out, size_t max, size_t *len)
+{
 	struct ext2_xattr_handle *h;
 	void *v = NULL;
 	size_t l = 0;
@@ -1101,10 +1107,10 @@ errcode_t xattr_get_digest(struct xattr_ctx *x, ext2_ino_t ino, unsigned char *o
 		return rc;
 	rc = ext2fs_xattrs_read(h);
 	if (!rc) {
-		rc = ext2fs_xattr_get(h, DIGEST_NAME, &v, &l);
+		rc = ext2fs_xattr_get(h, name, &v, &l);
 		if (rc == EXT2_ET_EA_KEY_NOT_FOUND)
 			rc = 0;
-		else if (!rc && l <= DIGEST_MAX) {
+		else if (!rc && l <= max) {
 			memcpy(out, v, l);
 			*len = l;
 		}

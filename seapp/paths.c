@@ -199,7 +199,7 @@ static bool skip_ce(const char *path, size_t len)
 	       starts(path, len, "/data/vendor_ce");
 }
 
-unsigned seapp_init_walk(const char *path, size_t len, bool is_dir)
+unsigned seapp_init_walk(const char *path, size_t len, bool is_dir, unsigned build)
 {
 	unsigned flags = SEAPP_INIT_LABELS | SEAPP_INIT_DIGESTS;
 
@@ -211,5 +211,44 @@ unsigned seapp_init_walk(const char *path, size_t len, bool is_dir)
 	/* The digest is queued before these checks, so these directories get one. */
 	if (skip_ce(path, len) || is_app_data(path, len))
 		return flags;
+	/* release_selinux_data_data_ignore: /data/data itself is app data (labeled from
+	 * file_contexts, as no package is in its path, and not entered) */
+	if ((build & SEAPP_BUILD_DATA_DATA_IGNORE) && len == 10 && !memcmp(path, "/data/data", 10))
+		return flags;
 	return flags | SEAPP_INIT_DESCENDS;
+}
+
+/* "/data/system_ce/N", "/data/vendor_ce/N" or "/data/misc_ce/N" (N one component): the length
+ * of the start of the vold walk path is in, 0 when none. */
+static size_t vold_start(const char *path, size_t len)
+{
+	static const char *const tops[] = { "/data/system_ce/", "/data/vendor_ce/",
+					    "/data/misc_ce/" };
+
+	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++) {
+		size_t n = strlen(tops[i]);
+		if (!starts(path, len, tops[i]) || len == n || path[n] == '/')
+			continue;
+		const char *end = memchr(path + n, '/', len - n);
+		return end ? (size_t)(end - path) : len;
+	}
+	return 0;
+}
+
+unsigned seapp_vold_walk(const char *path, size_t len, bool is_dir)
+{
+	size_t start = vold_start(path, len);
+
+	if (!start)
+		return 0;
+	/* below the start, an app data directory (misc_ce/N/sdksandbox) is labeled and digested,
+	 * not entered: what is below it is not visited */
+	for (size_t i = start + 1; i < len; i++)
+		if (path[i] == '/' && is_app_data(path, i))
+			return 0;
+	if (!is_dir)
+		return SEAPP_INIT_LABELS;
+	if (is_app_data(path, len))
+		return SEAPP_INIT_LABELS | SEAPP_INIT_DIGESTS;
+	return SEAPP_INIT_LABELS | SEAPP_INIT_DIGESTS | SEAPP_INIT_DESCENDS;
 }

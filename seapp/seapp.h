@@ -187,13 +187,32 @@ enum {
 	SEAPP_INIT_DIGESTS = 1 << 1,  /* a directory whose security.sehash it computes and writes */
 	SEAPP_INIT_DESCENDS = 1 << 2, /* a directory whose entries it visits */
 };
+/* How the device's libselinux was built (build, below): release_selinux_data_data_ignore, a
+ * build flag of 2024 (RELEASE_SELINUX_DATA_DATA_IGNORE), makes /data/data itself app data. */
+enum { SEAPP_BUILD_DATA_DATA_IGNORE = 1 << 0 };
 /*
  * Flags for the entry at path[0..len): directories /data/misc/profiles/cur/X (one component) are
  * only descended into (vold labels them); app data directories and those starting
  * /data/system_ce, /data/misc_ce or /data/vendor_ce (a prefix test, no '/' needed) are labeled
- * and digested but not descended into; other directories get all three; other files are labeled.
+ * and digested but not descended into (with SEAPP_BUILD_DATA_DATA_IGNORE in build, /data/data
+ * too); other directories get all three; other files are labeled.
  */
-unsigned seapp_init_walk(const char *path, size_t len, bool is_dir);
+unsigned seapp_init_walk(const char *path, size_t len, bool is_dir, unsigned build);
+/*
+ * The same flags for vold's walk when a user unlocks (restorecon --recursive, without --skip-ce,
+ * of /data/system_ce/N, /data/vendor_ce/N and /data/misc_ce/N): 0 for an entry it does not
+ * visit; within them it labels and digests every directory it visits and enters each but the
+ * app data directories (/data/misc_ce/N/sdksandbox).
+ */
+unsigned seapp_vold_walk(const char *path, size_t len, bool is_dir);
+/*
+ * A boolean build flag (RELEASE_...) in a partition's etc/build_flags.json, the summary AOSP's
+ * build installs since Android 14: either form, {"flags": [{"name": N, "value": "true"}, ...]}
+ * (Android 14's make) or {"flags": [{"flag_declaration": {"name": N, ...}, "value": {"Val":
+ * {"BoolValue": true}}}, ...]} (the release-config tool of Android 15). 0 with *value set, ENOENT
+ * when the file does not list the flag, EINVAL when it is not such JSON.
+ */
+int seapp_build_flag(const char *json, size_t len, const char *name, bool *value);
 
 /* ---- the device's own policy files (partitions.c) ---- */
 

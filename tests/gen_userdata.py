@@ -7,8 +7,8 @@
       /data/user_de/{0,10}, SDK sandbox data, and the usual system directories; its
       system/packages.list. In OUT: manifest ("TYPE<TAB>PATH", d f), packages.list, expect.tsv
       ("PATH<TAB>HOW": fc, left, or "seapp TYPE LEVEL", LEVEL a range or "keep"), digests.tsv
-      ("PATH<TAB>yes|no": whether Android's boot-time restorecon of /data digests the
-      directory) and queries ("MODE /data/PATH" for `fclabel lookup --batch`, manifest order).
+      ("PATH<TAB>yes|no": whether Android's boot-time restorecon of /data, or vold's of the
+      users' CE directories at unlock, digests the directory) and queries ("MODE /data/PATH" for `fclabel lookup --batch`, manifest order).
       --unknown adds package directories packages.list does not know; --failed a package whose
       uid has no name (Android's lookup fails: left as it is).
   gen_userdata.py bench ROOT NFILES NPACKAGES
@@ -207,7 +207,7 @@ def cmd_tree(root, out, unknown, failed):
     with open(os.path.join(out, "digests.tsv"), "w") as f:
         for k, p in t.manifest:
             if k == "d":
-                f.write("%s\t%s\n" % (p, "yes" if init_digests(data_path(p)) else "no"))
+                f.write("%s\t%s\n" % (p, "yes" if device_digests(data_path(p)) else "no"))
 
 
 def data_path(p):
@@ -241,6 +241,21 @@ def init_digests(p):
         if not init_descends("/".join(parts[:i])):
             return False
     return not profiles_cur(p)
+
+
+def vold_digests(p):
+    """Whether vold's walk at unlock (restorecon --recursive of /data/system_ce/N,
+    /data/vendor_ce/N, /data/misc_ce/N) reaches directory p and digests it: each directory in
+    them, but below /data/misc_ce/N/sdksandbox."""
+    parts = p.split("/")
+    if len(parts) < 4 or parts[1] != "data" or parts[2] not in ("system_ce", "vendor_ce",
+                                                                 "misc_ce"):
+        return False
+    return not (parts[2] == "misc_ce" and len(parts) > 5 and parts[4] == "sdksandbox")
+
+
+def device_digests(p):
+    return init_digests(p) or vold_digests(p)
 
 
 def cmd_compose(expect, answers, out):

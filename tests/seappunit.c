@@ -1327,10 +1327,84 @@ static void test_init_walk(void)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		unsigned got = seapp_init_walk(cases[i].path, strlen(cases[i].path), cases[i].dir);
+		unsigned got =
+			seapp_init_walk(cases[i].path, strlen(cases[i].path), cases[i].dir, 0);
 		CHECK(got == cases[i].want, "init walk %s%s: %#x (got %#x)", cases[i].path,
 		      cases[i].dir ? "/" : "", cases[i].want, got);
 	}
+	/* release_selinux_data_data_ignore: /data/data is labeled and digested, not entered */
+	CHECK(seapp_init_walk("/data/data", 10, true, SEAPP_BUILD_DATA_DATA_IGNORE) == (L | D),
+	      "init walk /data/data/ with data_data_ignore");
+	CHECK(seapp_init_walk("/data/datax", 11, true, SEAPP_BUILD_DATA_DATA_IGNORE) == (L | D | W),
+	      "init walk /data/datax/ with data_data_ignore");
+	CHECK(seapp_init_walk("/data/user", 10, true, SEAPP_BUILD_DATA_DATA_IGNORE) == (L | D | W),
+	      "init walk /data/user/ with data_data_ignore");
+
+	static const struct {
+		const char *path;
+		bool dir;
+		unsigned want;
+	} vold[] = {
+		{ "/data/system_ce", true, 0 },
+		{ "/data/system_ce/0", true, L | D | W },
+		{ "/data/system_ce/0", false, L },
+		{ "/data/system_ce/10/backup", true, L | D | W },
+		{ "/data/system_ce/10/backup/x", false, L },
+		{ "/data/vendor_ce/0/facedata", true, L | D | W },
+		{ "/data/misc_ce/0", true, L | D | W },
+		{ "/data/misc_ce/0/sdksandbox", true, L | D },
+		{ "/data/misc_ce/0/sdksandbox/com.a", true, 0 },
+		{ "/data/misc_ce/0/sdksandbox/com.a/shared", false, 0 },
+		{ "/data/misc_ce/0/sdksandboxx", true, L | D | W },
+		{ "/data/misc_de/0", true, 0 },
+		{ "/data/misc_ce_x/0", true, 0 },
+		{ "/data/user/0", true, 0 },
+	};
+	for (size_t i = 0; i < sizeof(vold) / sizeof(vold[0]); i++) {
+		unsigned got = seapp_vold_walk(vold[i].path, strlen(vold[i].path), vold[i].dir);
+		CHECK(got == vold[i].want, "vold walk %s%s: %#x (got %#x)", vold[i].path,
+		      vold[i].dir ? "/" : "", vold[i].want, got);
+	}
+}
+
+static void test_build_flags(void)
+{
+	static const char make14[] =
+		"{\n\"flags\": [\n  { \"name\": \"RELEASE_A\", \"value\": \"\", \"set\": \"\", "
+		"\"default\": \"\", \"declared\": \"x.scl\" },\n  { \"name\": "
+		"\"RELEASE_SELINUX_DATA_DATA_IGNORE\", \"value\": \"true\", \"set\": \"a\", "
+		"\"default\": \"\", \"declared\": \"b\" }\n]\n}\n";
+	static const char rc15[] =
+		"{\"flags\":[{\"flag_declaration\":{\"name\":\"RELEASE_SELINUX_DATA_DATA_IGNORE\","
+		"\"namespace\":\"android_UNKNOWN\",\"description\":\"say \\\"value\\\"\",\"value\":"
+		"{\"Val\":{\"BoolValue\":false}},\"containers\":[\"system\",\"vendor\"]},"
+		"\"value\":{\"Val\":{\"BoolValue\":true}},\"traces\":[{\"source\":\"x\","
+		"\"value\":{\"Val\":{\"BoolValue\":false}}}]},{\"flag_declaration\":{\"name\":"
+		"\"RELEASE_N\"},\"value\":{\"Val\":{\"Int\":3.5e1}}}]}";
+	static const char off15[] =
+		"{\"flags\":[{\"flag_declaration\":{\"name\":\"RELEASE_SELINUX_DATA_DATA_IGNORE\","
+		"\"value\":{\"Val\":{\"BoolValue\":true}}},\"value\":{\"Val\":{\"BoolValue\":"
+		"false}}}]}";
+	const char *n = "RELEASE_SELINUX_DATA_DATA_IGNORE";
+	bool v = false;
+
+	CHECK(seapp_build_flag(make14, strlen(make14), n, &v) == 0 && v, "make's summary: true");
+	CHECK(seapp_build_flag(make14, strlen(make14), "RELEASE_A", &v) == 0 && !v,
+	      "make's summary: an empty value is false");
+	CHECK(seapp_build_flag(make14, strlen(make14), "RELEASE_B", &v) == ENOENT,
+	      "make's summary: a flag not listed");
+	v = false;
+	CHECK(seapp_build_flag(rc15, strlen(rc15), n, &v) == 0 && v,
+	      "the release-config summary: the value, not the declaration's default nor a trace");
+	CHECK(seapp_build_flag(off15, strlen(off15), n, &v) == 0 && !v,
+	      "the release-config summary: false over a default of true");
+	CHECK(seapp_build_flag(rc15, strlen(rc15) - 1, n, &v) == EINVAL, "cut short: not JSON");
+	CHECK(seapp_build_flag("{\"flags\": 3}", 12, n, &v) == ENOENT, "no list: not listed");
+	CHECK(seapp_build_flag("[]", 2, n, &v) == EINVAL, "not an object");
+	char deep[200];
+	memset(deep, '[', sizeof(deep));
+	memcpy(deep, "{\"x\":", 5);
+	CHECK(seapp_build_flag(deep, sizeof(deep), n, &v) == EINVAL, "nesting is bounded");
 }
 
 /* ---- threads ---- */
@@ -1618,6 +1692,7 @@ int main(int argc, char **argv)
 	test_lookup_pkg();
 	test_paths();
 	test_init_walk();
+	test_build_flags();
 	test_find_policy();
 	test_threads();
 

@@ -107,8 +107,9 @@ device a.img a
 expect_eq "(a) label --as-device exit" "$?" 0
 expect_eq "(a) the image is byte for byte as it was" "$(sum a.img)" "$s0"
 expect_eq "(a) changed, digests written" "$(jnum a.json written) $(jnum a.json digests.written)" "0 0"
-expect_eq "(a) /data skipped by its digest (and nothing else walked by init)" \
-	"$(jpaths a.json skipped-by-digest | tr '\n' ' ')$(jnum a.json as_device.dirs_skipped_by_digest)" "/ 1"
+expect_eq "(a) /data skipped by its digest (and nothing else walked by init), vold's CE directories by theirs" \
+	"$(jpaths a.json skipped-by-digest | tr '\n' ' ')$(jnum a.json as_device.dirs_skipped_by_digest)" \
+	"/ /misc_ce/0 /system_ce/0 /vendor_ce/0 4"
 expect_eq "(a) every package directory found right, none entered" \
 	"$(jnum a.json as_device.packages_right) $(jnum a.json as_device.packages_wrong)" "$npkg 0"
 # nothing written, so nothing to wait for: no write and no sync of the image (tracked.c counts)
@@ -119,7 +120,7 @@ expect_match "(a) no write, no sync: $(cat a.io)" "$(cat a.io)" "read=[1-9]* wri
 expect_eq "(a) check --as-device: exit 0, nothing listed" "$?:$(cat a.check)" "0:"
 # the full label is what strips them
 cp --sparse=always A0.img full.img
-"$FCLABEL" label full.img -a /data -S "$FC" --seapp "$SEAPP" --digests >full.out 2>&1
+"$FCLABEL" label full.img -a /data -S "$FC" --seapp "$SEAPP" --digests --full-label >full.out 2>&1
 rl_dump full.img "$M" full.dump
 expect_eq "(a) ... where the full label strips the three levels" \
 	"$(differ A0.dump full.dump | tr '\n' ' ')" "$H"
@@ -157,11 +158,12 @@ expect_eq "(b) digests written on the ancestors and the subtree, nothing else" \
 expect_eq "(b) ... the full label's" "$(paste b.dig full2.dig | awk -F'\t' '$2 != $4 && ($1 == "/" || $1 ~ /^\/local/)' | wc -l)" 0
 # every other directory of theirs skipped by its digest, and only those
 awk -F'\t' '$1 == "d" { p = $2; d = p; sub(/\/[^\/]*$/, "", d); if (d == "") d = "/"
-	if ((d == "/" || d == "/local") && p != "/" && p != "/local" && p != "/local/tmp") print p }' "$M" |
+	if ((d == "/" || d == "/local") && p != "/" && p != "/local" && p != "/local/tmp") print p
+	else if (p ~ /^\/(system|vendor|misc)_ce\/[^\/]+$/) print p }' "$M" |
 	sort >b.skip.want
 jpaths b.json skipped-by-digest >b.skip.got
 if cmp -s b.skip.got b.skip.want; then
-	ok "(b) the $(wc -l <b.skip.want) other directories of /data and /data/local skipped by their digests"
+	ok "(b) the $(wc -l <b.skip.want) other directories of /data and /data/local, and vold's, skipped by their digests"
 else
 	bad "(b) skipped by digest (< got, > want):"
 	diff b.skip.got b.skip.want | head -n 6

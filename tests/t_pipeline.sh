@@ -76,7 +76,8 @@ d = r["summary"]["digests"]
 print(d["withheld"] > 0, d["missing_or_stale"], k.count("digest-missing"), k.count("digest-withheld") == d["withheld"], r["summary"]["exit_status"])')" \
 	"True 0 0 True 0"
 cp ud.img ud2.img
-"$FCLABEL" relabel ud2.img -a /data --from ufc --to ufc --seapp "$SEAPP" --digests --verify >u3.out 2>u3.err
+"$FCLABEL" relabel ud2.img -a /data --from ufc --to ufc --seapp "$SEAPP" --digests --verify --full-label \
+	>u3.out 2>u3.err
 expect_eq "3: relabel --verify, same rule: exit 0" "$?" 0
 # a digest label would write, taken away: missing, exit 1 (and relabel --verify says so too)
 d=""

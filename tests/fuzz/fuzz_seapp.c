@@ -53,8 +53,10 @@ static void query_path(const seapp_set *s, const pkg_list *l, const char *q, con
 	struct seapp_path sp;
 	size_t len = strlen(q);
 	seapp_path_classify(q, len, &sp);
-	(void)seapp_init_walk(q, len, true);
-	(void)seapp_init_walk(q, len, false);
+	(void)seapp_init_walk(q, len, true, 0);
+	(void)seapp_init_walk(q, len, true, SEAPP_BUILD_DATA_DATA_IGNORE);
+	(void)seapp_vold_walk(q, len, true);
+	(void)seapp_init_walk(q, len, false, 0);
 	if (!sp.has_pkg)
 		return;
 	if (sp.pkg < q || sp.pkg + sp.pkg_len > q + len || sp.pkg + sp.pkg_len != q + sp.pkgdir_len ||
@@ -99,6 +101,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size > FZ_MAX_INPUT)
 		return 0;
+	bool flag;
+	/* the whole input as a build_flags.json (the scanner must stay within it) */
+	(void)seapp_build_flag((const char *)data, size, "RELEASE_SELINUX_DATA_DATA_IGNORE", &flag);
 	size_t n = fz_split(data, size, sec, 5);
 	struct seapp_buf bufs[2] = {
 		{ "plat_seapp_contexts", (const char *)sec[0].p, sec[0].n },
