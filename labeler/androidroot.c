@@ -1132,7 +1132,8 @@ int aroot_build_flag(const char *cmd, const struct aroot_args *a, int lock, cons
 		     char **from)
 {
 	static const char path[] = "/system/etc/build_flags.json";
-	struct ns ns = { .cmd = cmd };
+	struct ns ns = { .cmd = cmd, .ropt = a->root_opt ? a->root_opt : "--android-root",
+			 .popt = a->part_opt ? a->part_opt : "--partition", .policy = "policy" };
 	char *buf = NULL;
 	size_t len = 0;
 	bool v = false;
