@@ -249,23 +249,26 @@ void ident_read(ext2_filsys fs, struct img_identity *id)
 errcode_t img_identify(const char *path, struct img_identity *id)
 {
 	enum img_format fmt;
-	ext2_filsys fs;
+	ext2_filsys fs = NULL;
 	char why[256];
 	errcode_t rc;
 
 	memset(id, 0, sizeof(*id));
-	if ((rc = imgfmt_detect(path, &fmt, why, sizeof(why))))
-		return rc;
 	/* read-only, straight through the format's own manager: no lock (nothing is written), no
-	 * fault injection counted (FCLABEL_FAULT counts the run's I/O), no journal replayed (what
-	 * the log holds is the run's to replay; a name it changes is rarely one read here) */
-	rc = ext2fs_open2(path, NULL, EXT2_FLAG_64BITS | EXT2_FLAG_SKIP_MMP, 0, 0,
-			  fmt == IMGFMT_SPARSE ? imgfmt_sparse_manager : unix_io_manager, &fs);
-	if (rc)
-		return rc;
-	ident_read(fs, id);
-	ext2fs_close_free(&fs);
-	return 0;
+	 * journal replayed (what the log holds is the run's to replay; a name it changes is rarely
+	 * one read here), and none of the run's I/O (FCLABEL_FAULT's Nth I/O stays the run's) */
+	imgfmt_fault_hold(true);
+	rc = imgfmt_detect(path, &fmt, why, sizeof(why));
+	if (!rc)
+		rc = ext2fs_open2(path, NULL, EXT2_FLAG_64BITS | EXT2_FLAG_SKIP_MMP, 0, 0,
+				  fmt == IMGFMT_SPARSE ? imgfmt_sparse_manager : unix_io_manager,
+				  &fs);
+	if (!rc)
+		ident_read(fs, id);
+	if (fs)
+		ext2fs_close_free(&fs);
+	imgfmt_fault_hold(false);
+	return rc;
 }
 
 void ident_free(struct img_identity *id)
