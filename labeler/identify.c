@@ -27,11 +27,20 @@
 static const struct {
 	const char *name, *mp;
 } partitions[] = {
-	{ "system", "/system" },         { "system_other", "/system" }, { "vendor", "/vendor" },
-	{ "product", "/product" },       { "system_ext", "/system_ext" }, { "odm", "/odm" },
-	{ "oem", "/oem" },               { "vendor_dlkm", "/vendor_dlkm" },
-	{ "odm_dlkm", "/odm_dlkm" },     { "system_dlkm", "/system_dlkm" }, { "cache", "/cache" },
-	{ "metadata", "/metadata" },     { "data", "/data" },           { "userdata", "/data" },
+	{ "system", "/system" },
+	{ "system_other", "/system" },
+	{ "vendor", "/vendor" },
+	{ "product", "/product" },
+	{ "system_ext", "/system_ext" },
+	{ "odm", "/odm" },
+	{ "oem", "/oem" },
+	{ "vendor_dlkm", "/vendor_dlkm" },
+	{ "odm_dlkm", "/odm_dlkm" },
+	{ "system_dlkm", "/system_dlkm" },
+	{ "cache", "/cache" },
+	{ "metadata", "/metadata" },
+	{ "data", "/data" },
+	{ "userdata", "/data" },
 };
 
 /*
@@ -64,8 +73,9 @@ static const struct shape {
 
 /* The mount points a hint may name besides those the specs' stems give: Android's are written
  * as "/(vendor|system/vendor)(/.*)?", with no literal stem. */
-static const char *const android_mps[] = { "/system", "/vendor", "/product", "/system_ext", "/odm",
-					     "/data" };
+static const char *const android_mps[] = {
+	"/system", "/vendor", "/product", "/system_ext", "/odm", "/data",
+};
 
 #define TOP_MAX 64 /* the root's entries kept for the hints */
 
@@ -144,7 +154,7 @@ static const char *read_shape(ext2_filsys fs, char *why, size_t n)
 	return NULL;
 }
 
-/* The mount point a volume name or s_last_mounted names (src: n bytes, NUL-padded or not). */
+/* The mount point a volume name or s_last_mounted names, or NULL. */
 static const char *named_mp(const char *s, bool last_mounted)
 {
 	if (!strcmp(s, "/") || (last_mounted && !strcmp(s, "/system_root")))
@@ -173,9 +183,9 @@ static int top_entry(struct ext2_dir_entry *de, int offset, int blocksize, char 
 	int len = ext2fs_dirent_name_len(de);
 	struct ext2_inode in;
 
-	(void)offset, (void)blocksize, (void)buf;
 	if (!de->inode || (len == 1 && de->name[0] == '.') ||
-	    (len == 2 && !memcmp(de->name, "..", 2)) || (len == 10 && !memcmp(de->name, "lost+found", 10)))
+	    (len == 2 && !memcmp(de->name, "..", 2)) ||
+	    (len == 10 && !memcmp(de->name, "lost+found", 10)))
 		return 0;
 	if (id->ntop == TOP_MAX)
 		return DIRENT_ABORT;
@@ -214,22 +224,23 @@ static void decide(struct img_identity *id)
 
 	if (s && v && strcmp(s, v) && !(!strcmp(v, "/system") && !strcmp(s, "/"))) {
 		id->conflict = true;
-		snprintf(id->why, n, "its volume name is '%s' (%s), but %s (%s)", id->volume, v,
-			 id->shape_why, s);
+		snprintf(id->why, n, "its volume name is '%s' (%s), but %s (%s)", qname(id->volume),
+			 v, id->shape_why, s);
 		return;
 	}
 	if (s && v) {
 		id->mountpoint = s;
-		snprintf(id->why, n, "its volume name is '%s' and %s", id->volume, id->shape_why);
+		snprintf(id->why, n, "its volume name is '%s' and %s", qname(id->volume),
+			 id->shape_why);
 	} else if (s) {
 		id->mountpoint = s;
 		snprintf(id->why, n, "%s", id->shape_why);
 	} else if (v) {
 		id->mountpoint = v;
-		snprintf(id->why, n, "its volume name is '%s'", id->volume);
+		snprintf(id->why, n, "its volume name is '%s'", qname(id->volume));
 	} else if (id->by_last) {
 		id->mountpoint = id->by_last;
-		snprintf(id->why, n, "it was last mounted at %s", id->last_mounted);
+		snprintf(id->why, n, "it was last mounted at %s", qname(id->last_mounted));
 	}
 }
 

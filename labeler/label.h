@@ -433,7 +433,7 @@ int aroot_load(const char *cmd, const struct aroot_args *a, unsigned flags, int 
 /* ---- identify.c: what an image says it is ---- */
 struct img_identity {
 	bool read;                    /* the image could be read: what follows is known */
-	char volume[EXT2_LABEL_LEN + 1];  /* s_volume_name */
+	char volume[EXT2_LABEL_LEN + 1]; /* s_volume_name */
 	char last_mounted[65];        /* s_last_mounted */
 	/* the mount point ("/": the root) each names, or NULL */
 	const char *by_volume, *by_last, *by_shape;
