@@ -317,8 +317,12 @@ int ident_choose(const char *cmd, const char *target, struct img_identity *id, c
 	if (!id->read || (!id->mountpoint && !id->conflict))
 		return EXIT_OK;
 	if (id->conflict) {
-		if (a && (force || !strcmp(a, id->by_shape) || !strcmp(a, id->by_volume)))
+		if (a && (!strcmp(a, id->by_shape) || !strcmp(a, id->by_volume)))
 			return EXIT_OK; /* -a says which of the two */
+		if (a && force) {
+			id->forced = a;
+			return EXIT_OK;
+		}
 		if (!a) {
 			fprintf(stderr, "fclabel %s: %s says two things of itself: %s; give -a with the "
 				"mount point it has on the device; nothing done\n", cmd, qname(target),
@@ -356,6 +360,9 @@ void ident_say(FILE *f, const char *cmd, const char *target, const struct img_id
 	if (id->taken)
 		fprintf(f, "fclabel %s: %s: %s as %s (%s)\n", cmd, qname(target), verb,
 			id->mountpoint, id->why);
+	else if (id->forced && id->conflict)
+		fprintf(f, "fclabel %s: %s: %s as %s (-a, --force-mount-point), though %s\n", cmd,
+			qname(target), verb, id->forced, id->why);
 	else if (id->forced)
 		fprintf(f, "fclabel %s: %s: %s as %s (-a, --force-mount-point), though it says it is "
 			"%s (%s)\n", cmd, qname(target), verb, id->forced, id->mountpoint, id->why);

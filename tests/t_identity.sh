@@ -197,6 +197,9 @@ run k2 "$F" label k.img -S fc -a /system
 expect_rc "... -a /system says which" 0
 run k3 "$F" check k.img -S fc -a /data
 expect_rc "... -a /data is neither" 2
+run k4 "$F" check k.img -S fc -a /data --force-mount-point
+expect_match "... forced: said" "$(cat "$OUT/k4.err")" \
+	"*k.img: checked as /data (-a, --force-mount-point), though its volume name is 'vendor' (/vendor), but it holds *"
 
 # ---- an image that says nothing --------------------------------------------------------------
 cp any.img a.img
