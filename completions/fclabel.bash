@@ -10,20 +10,20 @@ _fclabel_commands="label check relabel diff lookup explain"
 
 _fclabel_opts_label="-S --file-contexts --android-root --partition -a --mount-point -n --dry-run -e --exclude -v --verbose
 	--json --strict --force --base-only -z --undo -o --output --no-sync --atomic --in-place --no-crash-safety --policy --cross-mounts
-	--seapp --packages --digests --as-device --ignore-digests --full-label --data-data-ignore --lock -T --threads
+	--seapp --packages --digests --as-device --ignore-digests --full-label --data-data-ignore --lock -T --threads --force-mount-point
 	-h --help"
 _fclabel_args_label="-S --file-contexts --android-root --partition -a --mount-point -e --exclude --json -z --undo
 	-o --output --policy --seapp --packages -T --threads"
 
 _fclabel_opts_check="-S --file-contexts --android-root --partition -a --mount-point -e --exclude --json --base-only --policy
 	--cross-mounts -v --verbose --seapp --packages --digests --as-device --ignore-digests --data-data-ignore --lock
-	-T --threads -h --help"
+	-T --threads --force-mount-point -h --help"
 _fclabel_args_check="-S --file-contexts --android-root --partition -a --mount-point -e --exclude --json --policy --seapp
 	--packages -T --threads"
 
 _fclabel_opts_relabel="--from --to --android-root --partition -a --mount-point -e --exclude -v --verbose --plan --verify
 	--json --force --base-only -z --undo -o --output --no-sync --atomic --in-place --no-crash-safety --policy --cross-mounts
-	--seapp --from-seapp --packages --digests --full-label --data-data-ignore --lock -h --help"
+	--seapp --from-seapp --packages --digests --full-label --data-data-ignore --lock --force-mount-point -h --help"
 _fclabel_args_relabel="--from --to --android-root --partition -a --mount-point -e --exclude --json -z --undo -o --output
 	--policy --seapp --from-seapp --packages"
 

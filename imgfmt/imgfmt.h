@@ -51,6 +51,10 @@ void imgfmt_discard(io_channel channel);
  */
 extern io_manager imgfmt_tracked_manager;
 void imgfmt_set_tracked_inner(io_manager inner);
+/* While held, this library's own file I/O (imgfmt_detect, the sparse and copy readers) is
+ * neither counted nor failed by FCLABEL_FAULT: a look at an image that is not the run's own
+ * reading of it, so that the Nth I/O stays the run's Nth. */
+void imgfmt_fault_hold(bool hold);
 /* The channel below the tracked one (ch itself when it is not tracked). */
 io_channel imgfmt_inner_channel(io_channel ch);
 /* The run's first I/O error ("IMAGE: write of block N failed: ..."), or NULL when none. */

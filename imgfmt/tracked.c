@@ -23,6 +23,7 @@ static _Atomic unsigned long counts[IMGIO_N];
 static int fault_kind = -1;         /* the kind to fail, -1: none */
 static unsigned long fault_at;      /* its ordinal, from 1 */
 static bool fault_counting, fault_read;
+static _Atomic bool fault_held;     /* imgfmt_fault_hold: I/O that is not the run's */
 
 static char io_error[512];
 static _Atomic int io_failed;
@@ -62,8 +63,15 @@ static void read_setting(void)
 		fprintf(stderr, "fclabel: FCLABEL_FAULT=%s: want KIND:N or count; ignored\n", v);
 }
 
+void imgfmt_fault_hold(bool hold)
+{
+	atomic_store(&fault_held, hold);
+}
+
 int imgfmt_fault(enum imgfmt_io kind)
 {
+	if (atomic_load(&fault_held))
+		return 0;
 	if (!fault_read)
 		read_setting();
 	unsigned long n = atomic_fetch_add(&counts[kind], 1) + 1;

@@ -428,8 +428,10 @@ static int wanted(struct run *r, const struct label_file *f, struct want *w, int
 	if (w->ctx && r->o->appdata)
 		return app_label(r, f, &res, w, descend);
 	if (!w->ctx) {
-		if (!r->collect_only)
+		if (!r->collect_only) {
 			r->st->nolabel++;
+			r->st->nomatch += res.status == FC_NOMATCH;
+		}
 		/* a device leaves it as it is: "no match, but not an error" */
 		if (r->o->appdata)
 			left_alone(r, f, "no-match", res.status == FC_NONE ? "<<none>>" :

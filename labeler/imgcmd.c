@@ -31,8 +31,8 @@
 
 const char label_usage[] =
 	"fclabel label IMAGE|DIR -S FC[,FC...]|--android-root ROOT [--partition NAME=PATH]...\n"
-	"                    [-a MOUNTPOINT] [-n] [-e PATH]... [-v] [--json FILE] [--strict] [--force]\n"
-	"                    [--base-only] [-z UNDO_FILE] [-o OUT] [--no-sync]\n"
+	"                    [-a MOUNTPOINT [--force-mount-point]] [-n] [-e PATH]... [-v] [--json FILE]\n"
+	"                    [--strict] [--force] [--base-only] [-z UNDO_FILE] [-o OUT] [--no-sync]\n"
 	"                    [--atomic|--in-place] [--no-crash-safety] [--policy SEPOLICY]\n"
 	"                    [--cross-mounts]\n"
 	"                    [--seapp SEAPP[,SEAPP...] [--packages FILE]] [--digests]\n"
@@ -43,7 +43,9 @@ const char label_usage[] =
 	"\n"
 	"  -S, --file-contexts FC[,FC...]  file_contexts files, in order (repeatable)\n"
 	AROOT_HELP
-	"  -a, --mount-point DIR  the path the image is mounted at (e.g. /system)\n"
+	"  -a, --mount-point DIR  the path the image is mounted at (e.g. /system; default: the one\n"
+	"                         the image names, else /)\n"
+	"      --force-mount-point  -a even where the image says it is mounted elsewhere\n"
 	"  -n, --dry-run          change nothing; count (and with -v list) what would change\n"
 	"  -e, --exclude PATH     leave PATH and everything below it alone (repeatable)\n"
 	"  -v, --verbose          print each change\n"
@@ -88,15 +90,17 @@ const char label_usage[] =
 
 const char check_usage[] =
 	"fclabel check IMAGE|DIR -S FC[,FC...]|--android-root ROOT [--partition NAME=PATH]...\n"
-	"                    [-a MOUNTPOINT] [-e PATH]... [--json FILE] [--base-only] [--policy SEPOLICY]\n"
-	"                    [--cross-mounts] [-v]\n"
+	"                    [-a MOUNTPOINT [--force-mount-point]] [-e PATH]... [--json FILE]\n"
+	"                    [--base-only] [--policy SEPOLICY] [--cross-mounts] [-v]\n"
 	"                    [--seapp SEAPP[,SEAPP...] [--packages FILE]] [--digests]\n"
 	"                    [--as-device [--ignore-digests]] [--data-data-ignore[=yes|no]]\n"
 	"                    [--lock[=yes|no|nonblock]] [-T N]\n"
 	"\n"
 	"  -S, --file-contexts FC[,FC...]  file_contexts files, in order (repeatable)\n"
 	AROOT_HELP
-	"  -a, --mount-point DIR  the path the image is mounted at (e.g. /system)\n"
+	"  -a, --mount-point DIR  the path the image is mounted at (e.g. /system; default: the one\n"
+	"                         the image names, else /)\n"
+	"      --force-mount-point  -a even where the image says it is mounted elsewhere\n"
 	"  -e, --exclude PATH     leave PATH and everything below it out (repeatable)\n"
 	"      --json FILE        write a JSON report to FILE ('-': stdout) instead of the list\n"
 	"      --base-only        with one FC: skip FC.homedirs and FC.local\n"
@@ -124,7 +128,7 @@ const char check_usage[] =
 
 const char relabel_usage[] =
 	"fclabel relabel IMAGE|DIR --from OLD_FC[,...]|none --to NEW_FC[,...]|--android-root ROOT\n"
-	"                      [--partition NAME=PATH]... [-a MOUNTPOINT]\n"
+	"                      [--partition NAME=PATH]... [-a MOUNTPOINT [--force-mount-point]]\n"
 	"                      [-e PATH]... [-v] [--plan] [--verify] [--json FILE] [--force]\n"
 	"                      [--base-only] [-z UNDO_FILE] [-o OUT] [--no-sync]\n"
 	"                      [--atomic|--in-place] [--no-crash-safety] [--policy SEPOLICY]\n"
@@ -140,7 +144,9 @@ const char relabel_usage[] =
 	"                         ones), found in ROOT as the device finds them\n"
 	"      --partition NAME=PATH  where partition NAME (system, system_ext, product, vendor,\n"
 	"                         odm) is: a directory, an image, or none (repeatable)\n"
-	"  -a, --mount-point DIR  the path the image is mounted at (e.g. /system)\n"
+	"  -a, --mount-point DIR  the path the image is mounted at (e.g. /system; default: the one\n"
+	"                         the image names, else /)\n"
+	"      --force-mount-point  -a even where the image says it is mounted elsewhere\n"
 	"  -e, --exclude PATH     leave PATH and everything below it alone (repeatable)\n"
 	"  -v, --verbose          print each change\n"
 	"      --plan             change nothing; list each file that would change, its old and\n"
@@ -226,6 +232,8 @@ struct imgcmd {
 	bool full_label;   /* --full-label: a device's /data labeled all the same */
 	int ddi;           /* --data-data-ignore: -1 not given, 0 or 1 */
 	char digested_at[1024]; /* check: a device's /data, where its digests were found */
+	struct img_identity id; /* what the image says of itself (identify.c) */
+	bool force_mp;     /* --force-mount-point */
 };
 
 /* Where a run stopped, for the report's summary.failure (fclabel-report(5)). */
@@ -280,6 +288,7 @@ static const struct option image_opts[] = {
 	{ "data-data-ignore", optional_argument, NULL, 'J' },
 	{ "android-root", required_argument, NULL, OPT_ANDROID_ROOT },
 	{ "partition", required_argument, NULL, OPT_PARTITION },
+	{ "force-mount-point", no_argument, NULL, 'M' },
 	{ 0 }
 };
 
@@ -384,6 +393,7 @@ static int take_option(struct imgcmd *c, int opt, const char *arg)
 		if (!strcmp(c->mp, "/"))
 			c->mp[0] = 0;
 		break;
+	case 'M': c->force_mp = true; break;
 	case 'n': c->o.mode = LM_DRYRUN; break;
 	case 'e': return add_exclude(c, arg);
 	case 'v': c->o.verbose = true; break;
@@ -703,6 +713,34 @@ static void android_build(struct imgcmd *c)
 	free(from);
 }
 
+/* What an image says of itself (identify.c), before the mount point is used: a contradicting -a
+ * is refused, and without -a the image's own is taken. A live tree says nothing: its path is
+ * the one it has. */
+static int identify(struct imgcmd *c)
+{
+	const char *mp;
+	int status;
+
+	if (c->tree && c->force_mp) {
+		fprintf(stderr, "fclabel %s: %s is a directory: --force-mount-point applies to images "
+			"only\n", c->cmd, qname(c->target));
+		return EXIT_USAGE;
+	}
+	if (c->tree)
+		return EXIT_OK;
+	(void)img_identify(c->target, &c->id); /* (one that cannot be read: img_open says why) */
+	status = ident_choose(c->cmd, c->target, &c->id, c->mp, c->force_mp, &mp);
+	if (status != EXIT_OK || !mp)
+		return status;
+	free(c->mp);
+	if (!(c->mp = strdup(mp))) {
+		fprintf(stderr, "fclabel %s: out of memory\n", c->cmd);
+		return EXIT_USAGE;
+	}
+	c->o.mountpoint = c->mp;
+	return EXIT_OK;
+}
+
 /* The policy (and for relabel the old one and what changed); EXIT_OK or the exit status. */
 static int load_policies(struct imgcmd *c)
 {
@@ -757,12 +795,17 @@ static int image_packages(struct imgcmd *c)
 {
 	const char *mp = c->o.mountpoint;
 	size_t ml = strlen(mp);
-	char *buf = NULL, name[4096];
+	char *buf = NULL, name[4096], why[600];
 	size_t len = 0;
+	/* (--packages is no way out for an image that is not userdata: it would label a system
+	 * image as app data) */
+	const char *not_data = ident_not_userdata(&c->id, why, sizeof(why));
 
 	if (strncmp(PACKAGES_LIST, mp, ml) || PACKAGES_LIST[ml] != '/') {
-		fprintf(stderr, "fclabel %s: %s is mounted at %s, which does not hold %s: give "
-			"--packages FILE\n", c->cmd, qname(c->target), mp, PACKAGES_LIST);
+		fprintf(stderr, "fclabel %s: %s is mounted at %s, which does not hold %s%s%s: %s\n",
+			c->cmd, qname(c->target), mp, PACKAGES_LIST, not_data ? "; " : "",
+			not_data ? not_data : "", not_data ? "--seapp and --packages are for a /data "
+			"image" : "give --packages FILE");
 		return -1;
 	}
 	const char *rel = PACKAGES_LIST + ml;
@@ -789,8 +832,10 @@ static int image_packages(struct imgcmd *c)
 	} else {
 		errcode_t rc = img_read_file(&c->img, rel, &buf, &len, PACKAGES_MAX);
 		if (rc) {
-			fprintf(stderr, "fclabel %s: %s: cannot read %s in it (%s): give --packages "
-				"FILE\n", c->cmd, qname(c->target), rel, error_message(rc));
+			fprintf(stderr, "fclabel %s: %s: cannot read %s in it (%s)%s%s: %s\n", c->cmd,
+				qname(c->target), rel, error_message(rc), not_data ? "; " : "",
+				not_data ? not_data : "", not_data ? "--seapp and --packages are for a "
+				"/data image" : "give --packages FILE");
 			return -1;
 		}
 	}
@@ -930,6 +975,8 @@ static void print_summary(const struct imgcmd *c, const struct label_stats *st, 
 		"conflicts %lu, errors %lu, warnings %lu, %.2f s\n", c->cmd, qname(c->target), st->scanned,
 		changed_word(c, out), st->changed, st->unchanged, links, st->nolabel, st->conflicts,
 		st->errors, st->warnings, st->seconds);
+	ident_say(sum, c->cmd, c->target, &c->id, c->check ? "checked" : c->o.mode == LM_DRYRUN ?
+		  "dry run" : c->relabel ? "relabeled" : "labeled");
 	if (c->relabel)
 		fprintf(sum, "fclabel %s: directories entered %lu, skipped (no change can reach them) "
 			"%lu%s\n", c->cmd, st->dirs, st->dirs_skipped,
@@ -1038,9 +1085,12 @@ static int run(struct imgcmd *c, enum outcome *out)
 		return 128 + label_stop_signal;
 	if (rc)
 		return EXIT_USAGE;
+	bool unlabeled = !c->tree && ident_most_unlabeled(c->cmd, c->target, &c->id, c->set,
+							   c->o.mountpoint, st.scanned, st.nomatch);
 	if (c->check)
-		return st.changed || st.errors || st.digests_written ? EXIT_DIFFERS : EXIT_OK;
-	return st.errors ? EXIT_DIFFERS : EXIT_OK;
+		return st.changed || st.errors || st.digests_written || unlabeled ? EXIT_DIFFERS
+										   : EXIT_OK;
+	return st.errors || unlabeled ? EXIT_DIFFERS : EXIT_OK;
 }
 
 /* The report's last fields (fclabel-report(5)): the counts, what became of the target and the
@@ -1103,6 +1153,7 @@ static int finish(struct imgcmd *c, int status, enum outcome out)
 	free(c->o.excludes);
 	free(c->mp);
 	free(c->output);
+	ident_free(&c->id);
 	fcfiles_free(&c->files);
 	fcfiles_free(&c->from);
 	fcfiles_free(&c->seapp);
@@ -1186,6 +1237,8 @@ int image_command(int argc, char **argv, int mode)
 		return finish(&c, EXIT_USAGE, OUT_NOTHING);
 	if (r || check_target(&c) || resolve_output(&c))
 		return stop_early(&c, STAGE_ARGUMENTS, EXIT_USAGE);
+	if ((status = identify(&c)) != EXIT_OK || label_stop_signal)
+		return stop_early(&c, STAGE_MOUNT_POINT, status);
 	if ((status = load_policies(&c)) != EXIT_OK || label_stop_signal)
 		return stop_early(&c, STAGE_POLICY, status);
 	if ((status = check_covered(&c)) != EXIT_OK || label_stop_signal)

@@ -319,6 +319,7 @@ struct label_opts {
 };
 struct label_stats {
 	unsigned long scanned, changed, unchanged, nolabel, conflicts, errors, warnings;
+	unsigned long nomatch;             /* of nolabel: no spec matched (not <<none>>) */
 	unsigned long links;               /* second (and later) names of a hard-linked file */
 	unsigned long ea_allocated, ea_shared;
 	unsigned long nospace;             /* files left unlabeled: no free block for the label */
@@ -484,6 +485,51 @@ int aroot_build_flag(const char *cmd, const struct aroot_args *a, int lock, cons
  * the target could not be read. An image is opened read-only (ip: its lock) and closed. */
 int data_digested(const char *target, bool tree, const struct img_params *ip, const char *cmd,
 		  const char *mp, char *where, size_t n);
+/* ---- identify.c: what an image says it is ---- */
+struct img_identity {
+	bool read;                    /* the image could be read: what follows is known */
+	char volume[EXT2_LABEL_LEN + 1]; /* s_volume_name */
+	char last_mounted[65];        /* s_last_mounted */
+	/* the mount point ("/": the root) each names, or NULL */
+	const char *by_volume, *by_last, *by_shape;
+	char shape_why[200];          /* "it holds A and B, as a vendor image does" */
+	const char *mountpoint;       /* what they name together: NULL when nothing, or conflict */
+	bool conflict;                /* its volume name and its shape name different ones */
+	char why[480];                /* the mount point's reasons (or the two that disagree) */
+	struct ident_name {
+		char *name;
+		unsigned mode;
+	} *top;                       /* the root's entries (not lost+found), the first 64 */
+	size_t ntop;
+	bool taken;                   /* (ident_choose) the run takes its mount point from it */
+	const char *forced;           /* (ident_choose) ... or -a's, against it */
+};
+/* What the image at path says of itself, read-only (no lock, nothing written or printed):
+ * 0, or an errcode_t when it cannot be read (id->read false; img_open will say why). */
+errcode_t img_identify(const char *path, struct img_identity *id);
+/* The same, from an open file system. */
+void ident_read(ext2_filsys fs, struct img_identity *id);
+void ident_free(struct img_identity *id);
+/* The mount point a run takes: given is -a's ("" the root, NULL none), force
+ * --force-mount-point. EXIT_OK with *mp the image's own when there is no -a (NULL: the root, as
+ * without identification), or EXIT_USAGE after saying why (-a contradicts the image, or it
+ * says two things and there is no -a). */
+int ident_choose(const char *cmd, const char *target, struct img_identity *id, const char *given,
+		 bool force, const char **mp);
+/* The summary's line when the mount point came from the image, or -a overrode it:
+ * "fclabel CMD: IMAGE: VERB as /vendor (why)". */
+void ident_say(FILE *f, const char *cmd, const char *target, const struct img_identity *id,
+	       const char *verb);
+/* Why the image is not userdata when it says so (into buf), else NULL: for hints that only fit
+ * a /data image (--packages). */
+const char *ident_not_userdata(const struct img_identity *id, char *buf, size_t n);
+/* After a walk of an image that says nothing of where it is mounted: when no spec matched most
+ * of the files (nomatch of scanned), says so (naming the mount points at which the specs label
+ * most of its top-level names) and returns true: the run is not a success. mp: the mount point
+ * used ("" the root). */
+bool ident_most_unlabeled(const char *cmd, const char *target, const struct img_identity *id,
+			  const fc_set *set, const char *mp, unsigned long scanned,
+			  unsigned long nomatch);
 /* ---- tree.c ---- */
 /* Labels (or checks) the live tree at dir with openat/fstatat, never following a symlink. */
 int label_dir(const char *dir, const fc_set *set, const struct label_opts *o,

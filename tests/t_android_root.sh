@@ -367,7 +367,10 @@ mkdir -p LOOP/system && cp -R $R9/vendor LOOP/ && ln -s /system/etc LOOP/system/
 run loop $F label keep.img --android-root LOOP
 expect_rc "a symlink loop: no plat file_contexts" 2
 expect_match "... refused as missing" "$(cat "$OUT/loop.err")" "*no plat file_contexts*"
-mkdir -p DIRF/system/etc/selinux/plat_file_contexts && cp -R $R9/vendor DIRF/
+# (keep.img holds system/packages.list: it is labeled as /data, whose seapp_contexts are looked
+# for too)
+mkdir -p DIRF/system/etc/selinux/plat_file_contexts && cp -R $R9/vendor DIRF/ &&
+	cp $R9/system/system/etc/selinux/plat_seapp_contexts DIRF/system/etc/selinux/
 run dirf $F label keep.img --android-root DIRF
 expect_rc "a directory where plat_file_contexts is due" 2
 expect_match "... named" "$(cat "$OUT/dirf.err")" "*DIRF/system/etc/selinux/plat_file_contexts (/system/etc/selinux/plat_file_contexts): not a regular file*"

@@ -352,14 +352,18 @@ s2=$(sum "$G/img2")
 [ "$?" -eq 2 ] && grep -q "img2:/system/packages.list:$(wc -l <"$G/pl"): " "$G/e" &&
 	ok "the image's packages.list malformed: exit 2, $(cat "$G/e")" || bad "malformed image packages.list: $(cat "$G/e")"
 expect_eq "bad input wrote nothing" "$(sum "$G/img")$(sum "$G/img2")" "$s0$s2"
-# (a mount point no spec matches is refused first, exit 1; one the specs cover but that does not
-# hold /data/system/packages.list asks for --packages, exit 2)
+# (the image holds system/packages.list: -a /vendor contradicts it, exit 2 naming both; past
+# that, a mount point no spec matches is refused, exit 1; one the specs cover but that does not
+# hold /data/system/packages.list asks for --packages, which fits a userdata image, exit 2)
 printf '/vendor(/.*)?\tu:object_r:vendor_file:s0\n' >"$G/vfc"
 cat "$FC" >>"$G/vfc"
 "$FCLABEL" label "$G/img" -a /vendor -S "$G/vfc" --seapp "$SEAPP" >"$G/o" 2>"$G/e"
+[ "$?" -eq 2 ] && grep -q 'says it is /data .*-a says /vendor.*--force-mount-point' "$G/e" &&
+	ok "-a /vendor on a userdata image: refused, exit 2" || bad "-a /vendor on userdata: $(cat "$G/e")"
+"$FCLABEL" label "$G/img" -a /vendor --force-mount-point -S "$G/vfc" --seapp "$SEAPP" >"$G/o" 2>"$G/e"
 [ "$?" -eq 2 ] && grep -q 'give --packages' "$G/e" && ok "mounted elsewhere than /data: --packages asked for" ||
 	bad "-a /vendor --seapp: $(cat "$G/e")"
-"$FCLABEL" label "$G/img" -a /vendor -S "$FC" --seapp "$SEAPP" >"$G/o" 2>"$G/e"
+"$FCLABEL" label "$G/img" -a /vendor --force-mount-point -S "$FC" --seapp "$SEAPP" >"$G/o" 2>"$G/e"
 [ "$?" -eq 1 ] && grep -q 'no spec matches /vendor' "$G/e" && ok "-a /vendor that no spec matches: exit 1, said" ||
 	bad "-a /vendor that no spec matches: $(cat "$G/e")"
 finish

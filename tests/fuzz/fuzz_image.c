@@ -1,7 +1,8 @@
 /*
  * fuzz_image: the image walker and labeling engine (labeler/image.c, walk.c, xattr.c, engine.c,
  * imgfmt/) on a fuzzed image, through the same calls `fclabel check` and `fclabel label` make:
- * img_open, label_tree, img_close.
+ * img_identify (what the image says it is, and the hint made from its names), img_open,
+ * label_tree, img_close.
  *
  * Input: an ext2/3/4 image (raw, or Android sparse: the format is detected by content). A raw
  * image shorter than its superblock says is extended with zeros (up to 16 MiB), so seeds can be
@@ -253,6 +254,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.json = (opt & 64) ? devnull : NULL,
 	};
 	struct img_params ip = { .output = sparse && (opt & 128) ? out : NULL };
+
+	/* what the image says of itself, read before any work (identify.c) */
+	struct img_identity id;
+	if (!img_identify(path, &id))
+		(void)ident_most_unlabeled("check", path, &id, set, o.mountpoint, 2, 2);
+	ident_free(&id);
 
 	/* fclabel check */
 	run(path, set, &o, 0, NULL);
