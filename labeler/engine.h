@@ -36,6 +36,7 @@ struct run {
 	bool entry_verified;     /* relabel --digests: the entry's subtree was left right (prunable) */
 	bool refused;            /* no block may be taken from the image: the walk stops */
 	errcode_t commit_rc;     /* in place: a commit failed: the walk stops */
+	unsigned long json_events; /* the report's events, when the caller counts none */
 	char lost[512];          /* LABEL_TARGET_LOST: the path and what names it now */
 	bool read_only;          /* a live tree's file system is read-only: the walk stops */
 	char read_only_at[512];  /* where that was found */

@@ -149,7 +149,9 @@ void rpt_event(struct run *r, const char *kind, const char *path, const char *ha
 		return;
 	if (r->o->verify && !(kind = verify_kind(kind)))
 		return;
-	fprintf(r->o->json, "%s\n    {\"event\": ", (*r->o->json_events)++ ? "," : "");
+	/* (the count the caller keeps, with the other parts of its report; else the walk's own) */
+	unsigned long *n = r->o->json_events ? r->o->json_events : &r->json_events;
+	fprintf(r->o->json, "%s\n    {\"event\": ", (*n)++ ? "," : "");
 	rpt_json_str(r->o->json, kind);
 	fputs(", \"path\": ", r->o->json);
 	rpt_json_str(r->o->json, path);
