@@ -10,7 +10,7 @@ CC      ?= cc
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 WARN    := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
-CPPFLAGS += -D_GNU_SOURCE -Ifcontexts -Iimgfmt -Iseapp
+CPPFLAGS += -D_GNU_SOURCE -Ifcontexts -Iimgfmt -Iseapp -Ilabeler
 PKG_CONFIG ?= pkg-config
 VERSION := 0.1.0
 
@@ -34,13 +34,21 @@ IF_SRCS  := $(wildcard imgfmt/*.c)
 IF_OBJS  := $(IF_SRCS:.c=.o)
 SA_SRCS  := $(wildcard seapp/*.c)
 SA_OBJS  := $(SA_SRCS:.c=.o)
-LB_SRCS  := $(wildcard labeler/*.c)
+LB_SRCS  := $(wildcard labeler/*.c labeler/*/*.c)
 LB_OBJS  := $(LB_SRCS:.c=.o)
+# the source lists, defined here once (mk/*.mk and the tests ask: make -s print-lib-srcs):
+# everything but main's file, and every header
+MAIN_SRC := labeler/cli/fclabel.c
+LIB_SRCS := $(FC_SRCS) $(IF_SRCS) $(SA_SRCS) $(filter-out $(MAIN_SRC),$(LB_SRCS))
+HDRS     := $(wildcard fcontexts/*.h imgfmt/*.h seapp/*.h labeler/*.h labeler/*/*.h)
 TEST_BINS := tests/oracle tests/fcunit tests/seappunit tests/fcdigest tests/nogetxattrat
 # the benchmarks' own programs (bench/): make check builds none of them
 BENCH_BINS := bench/fcbench bench/treefloor
 
-.PHONY: all deps check check-full demo bench bench-image bench-relabel bench-tree bench-data clean
+print-lib-srcs:
+	@echo $(LIB_SRCS)
+
+.PHONY: all deps print-lib-srcs check check-full demo bench bench-image bench-relabel bench-tree bench-data clean
 all: fclabel
 
 deps:
@@ -59,9 +67,9 @@ fclabel: $(LB_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a seapp/libseapp.a
 	$(CC) $(LDFLAGS) -o $@ $(LB_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a seapp/libseapp.a $(FC_LIBS) $(E2_LIBS) $(SEPOL_LIBS) -lz -lpthread
 
 # --version names the target the binary is for
-labeler/fclabel.o: CPPFLAGS += -DFCLABEL_TARGET='"$(shell $(CC) -dumpmachine)"'
+labeler/cli/fclabel.o: CPPFLAGS += -DFCLABEL_TARGET='"$(shell $(CC) -dumpmachine)"'
 
-%.o: %.c $(wildcard fcontexts/*.h labeler/*.h imgfmt/*.h seapp/*.h)
+%.o: %.c $(HDRS)
 	$(CC) $(CPPFLAGS) -DFCLABEL_VERSION='"$(VERSION)"' $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
 
 tests/oracle: tests/oracle.c

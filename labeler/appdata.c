@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "label.h"
+#include "engine/engine.h"
 
 #define AID_USER_OFFSET 100000u
 #define AID_APP_START 10000u

@@ -20,7 +20,7 @@ CROSS_CFLAGS       ?= -O2
 CROSS_LDFLAGS      ?=
 CROSS_LIBS         := ext2fs com_err pcre2-8 nettle sepol z
 CROSS_SRCS         := $(FC_SRCS) $(IF_SRCS) $(SA_SRCS) $(LB_SRCS)
-CROSS_HDRS         := $(wildcard fcontexts/*.h labeler/*.h imgfmt/*.h seapp/*.h)
+CROSS_HDRS         := $(HDRS)
 
 .PHONY: $(CROSS_ARCHS:%=static-%) clean-cross cross-force
 
@@ -47,7 +47,7 @@ build/sysroot-$(1)/.stamp: cross-force
 	libc6-dev-$(1)-cross)" >&2; exit 1; }
 	@sh mk/cross.sh sysroot $(1) build/sysroot-$(1)
 
-build/$(1)/labeler/fclabel.o: CROSS_DEFS = -DFCLABEL_TARGET='"$$(CROSS_TRIPLE_$(1))"' \
+build/$(1)/$(MAIN_SRC:.c=.o): CROSS_DEFS = -DFCLABEL_TARGET='"$$(CROSS_TRIPLE_$(1))"' \
 	-DFCLABEL_STATIC_LIBS='"$$(CROSS_LIBS:%=lib%) libc"' -DFCLABEL_SHARED_LIBS='""'
 
 build/$(1)/%.o: %.c $$(CROSS_HDRS) build/sysroot-$(1)/.stamp

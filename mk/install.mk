@@ -95,12 +95,12 @@ $(STATIC_DIR)/linkinfo: fclabel-static-force
 .PHONY: fclabel-static-force
 fclabel-static-force:
 
-$(STATIC_DIR)/labeler/fclabel.o: $(STATIC_DIR)/linkinfo
-$(STATIC_DIR)/labeler/fclabel.o: STATIC_DEFS = -DFCLABEL_TARGET='"$(shell $(CC) -dumpmachine)"' \
+$(STATIC_DIR)/$(MAIN_SRC:.c=.o): $(STATIC_DIR)/linkinfo
+$(STATIC_DIR)/$(MAIN_SRC:.c=.o): STATIC_DEFS = -DFCLABEL_TARGET='"$(shell $(CC) -dumpmachine)"' \
 	-DFCLABEL_STATIC_LIBS='"$(shell sed -n 's/^static: //p' $(STATIC_DIR)/linkinfo)"' \
 	-DFCLABEL_SHARED_LIBS='"$(shell sed -n 's/^shared: //p' $(STATIC_DIR)/linkinfo)"'
 
-$(STATIC_DIR)/%.o: %.c $(wildcard fcontexts/*.h labeler/*.h imgfmt/*.h seapp/*.h)
+$(STATIC_DIR)/%.o: %.c $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DFCLABEL_VERSION='"$(VERSION)"' $(STATIC_DEFS) $(PCRE_CFLAGS) \
 		$(STATIC_CFLAGS) $(WARN) -c -o $@ $<

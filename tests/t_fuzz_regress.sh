@@ -26,8 +26,7 @@ cflags="-O1 -g -D_GNU_SOURCE -Ifcontexts -Iimgfmt -Iseapp -Ilabeler $pcre_cflags
 # the library, apart from the normal objects
 mkdir -p "$OUT/obj"
 objs=""
-for src in fcontexts/*.c imgfmt/*.c seapp/*.c labeler/*.c; do
-	[ "$src" = labeler/fclabel.c ] && continue
+for src in $(make -s --no-print-directory print-lib-srcs); do
 	o=$OUT/obj/$(echo "$src" | tr / _ | sed 's/\.c$/.o/')
 	# shellcheck disable=SC2086
 	"$CC" $cflags -c -o "$o" "$src" 2>"$OUT/cc.err" || { cat "$OUT/cc.err"; bad "compiling $src"; finish; }

@@ -25,7 +25,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "label.h"
+#include "engine/engine.h"
+#include "ext4/ext4.h"
 #include "fuzzutil.c"
 
 #define FZ_MAX_INPUT (1 << 20)

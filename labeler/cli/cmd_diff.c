@@ -1,0 +1,217 @@
+/* fclabel diff: what changed between two policy versions, and which paths each change reaches. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char usage_text[] =
+	"fclabel diff OLD_FC[,OLD_FC...] NEW_FC[,NEW_FC...] [--json] [--base-only]\n"
+	"       fclabel diff OLD_FC[,...]|--old-root ROOT [--old-partition NAME=PATH]...\n"
+	"                    NEW_FC[,...]|--android-root ROOT [--partition NAME=PATH]... [--json]\n"
+	"\n"
+	"      --android-root ROOT  instead of NEW_FC: the device's own file_contexts, found in\n"
+	"                         ROOT as the device finds them (as fclabel label's)\n"
+	"      --partition NAME=PATH  where the new side's partition NAME (system, system_ext,\n"
+	"                         product, vendor, odm) is: a directory, an image, or none\n"
+	"      --old-root ROOT    instead of OLD_FC: the file_contexts a device in ROOT loads\n"
+	"      --old-partition NAME=PATH  --partition for the old side\n"
+	"      --json             print the changes as JSON\n"
+	"      --base-only        with one file a side: skip FILE.homedirs and FILE.local\n"
+	"  -h, --help             show this help";
+
+static const char *kind_name[] = { "added", "removed", "context", "retyped", "moved" };
+
+/* (file names and regexes are bytes: the report's writer escapes what is not UTF-8) */
+static void jstr(const char *s)
+{
+	rpt_json_str(stdout, s);
+}
+
+/* "any path", or the literal prefix every path it can match starts with */
+static void reach(const fc_set *set, const struct fc_spec *s, bool json)
+{
+	size_t len;
+	const char *p = fc_spec_prefix(set, s, &len);
+	char *q = p ? strndup(p, len) : NULL;
+
+	if (json) {
+		if (!p)
+			printf("null");
+		else
+			jstr(len ? q : "");
+	} else if (!p) {
+		printf("nothing (3.4's stem rule makes it unreachable)");
+	} else if (!len) {
+		printf("any path");
+	} else {
+		printf("%s...", q);
+	}
+	free(q);
+}
+
+static void spec_text(const struct fc_spec *s)
+{
+	printf("%s%s%s %s", s->regex, s->type ? " " : "", s->type ? s->type : "", s->context);
+}
+
+static void jspec(const char *key, const struct fc_spec *s)
+{
+	printf(", \"%s\": {\"file\": ", key);
+	jstr(s->file);
+	printf(", \"line\": %u, \"regex\": ", s->line);
+	jstr(s->regex);
+	printf(", \"type\": ");
+	if (s->type)
+		jstr(s->type);
+	else
+		printf("null");
+	printf(", \"context\": ");
+	jstr(s->context);
+	putchar('}');
+}
+
+/* One side: its files, or (aroot given) the device's. NULL after saying why. */
+static fc_set *load_side(const char *file, const struct aroot_args *aroot, unsigned flags)
+{
+	struct fcfiles f = { 0 };
+	struct policy_origins pf;
+	fc_set *set = NULL;
+
+	if (aroot_given(aroot)) {
+		aroot_load("diff", aroot, flags, LOCK_WAIT, false, &set, NULL, &pf);
+		policy_origins_free(&pf);
+		return set;
+	}
+	if (fcfiles_add(&f, file)) {
+		fputs("fclabel diff: out of memory\n", stderr);
+		return NULL;
+	}
+	set = load_policy("diff", &f, flags);
+	fcfiles_free(&f);
+	return set;
+}
+
+enum { OPT_OLD_ROOT = OPT_PARTITION + 1, OPT_OLD_PARTITION };
+
+int cmd_diff(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "base-only", no_argument, NULL, 'B' },
+		{ "android-root", required_argument, NULL, OPT_ANDROID_ROOT },
+		{ "partition", required_argument, NULL, OPT_PARTITION },
+		{ "old-root", required_argument, NULL, OPT_OLD_ROOT },
+		{ "old-partition", required_argument, NULL, OPT_OLD_PARTITION },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	/* the old side's lines and messages say which side they are about */
+	struct aroot_args dev_new = { .policy = "new policy" },
+			  dev_old = { .root_opt = "--old-root", .part_opt = "--old-partition",
+				 .policy = "old policy" };
+	bool json = false;
+	unsigned flags = 0;
+	int c, status = EXIT_USAGE;
+	fc_set *old = NULL, *new = NULL;
+	struct fc_diff *d = NULL;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 'B': flags |= FC_BASE_ONLY; break;
+		case OPT_ANDROID_ROOT: dev_new.root = optarg; break;
+		case OPT_OLD_ROOT: dev_old.root = optarg; break;
+		case OPT_PARTITION:
+			if (!aroot_partition(&dev_new, "diff", optarg))
+				die_usage("diff", usage_text);
+			break;
+		case OPT_OLD_PARTITION:
+			if (!aroot_partition_opt(&dev_old, "diff", "--old-partition", optarg))
+				die_usage("diff", usage_text);
+			break;
+		case 'h': printf("usage: %s\n", usage_text); return EXIT_OK;
+		default: die_usage("diff", usage_text);
+		}
+	}
+	/* a side the device gives takes no operand: what is left is OLD, NEW, or the one not given */
+	bool old_dev = aroot_given(&dev_old), new_dev = aroot_given(&dev_new);
+	int want = !old_dev + !new_dev;
+	if (argc - optind != want) {
+		if (want == 2)
+			fprintf(stderr, "fclabel diff: give OLD and NEW file_contexts\n");
+		else if (want == 1)
+			fprintf(stderr, "fclabel diff: give the %s file_contexts (the device gives the "
+				"%s one)\n", old_dev ? "new" : "old", old_dev ? "old" : "new");
+		else
+			fprintf(stderr, "fclabel diff: both sides come from --old-root and "
+				"--android-root: no file_contexts operand goes with them\n");
+		die_usage("diff", usage_text);
+	}
+	if (!(old = load_side(old_dev ? NULL : argv[optind], &dev_old, flags)) ||
+	    !(new = load_side(new_dev ? NULL : argv[argc - 1], &dev_new, flags)))
+		goto out;
+	int rc = fc_diff(old, new, &d);
+	if (rc) {
+		fprintf(stderr, "fclabel diff: %s\n", strerror(rc));
+		goto out;
+	}
+	size_t n = fc_diff_count(d);
+	unsigned long count[5] = { 0 };
+	if (json)
+		printf("{\n  \"changes\": [");
+	for (size_t i = 0; i < n; i++) {
+		const struct fc_change *ch = fc_diff_at(d, i);
+		const struct fc_spec *s = ch->new ? ch->new : ch->old;
+		const fc_set *owner = ch->new ? new : old;
+		count[ch->kind]++;
+		if (json) {
+			printf("%s\n    {\"kind\": \"%s\"", i ? "," : "", kind_name[ch->kind]);
+			if (ch->old)
+				jspec("old", ch->old);
+			if (ch->new)
+				jspec("new", ch->new);
+			printf(", \"reaches\": ");
+			reach(owner, s, true);
+			putchar('}');
+			continue;
+		}
+		printf("%-8s ", kind_name[ch->kind]);
+		if (ch->old && ch->new)
+			printf("%s:%u -> %s:%u  ", ch->old->file, ch->old->line, ch->new->file,
+			       ch->new->line);
+		else
+			printf("%s:%u  ", s->file, s->line);
+		if (ch->kind == FC_CONTEXT)
+			printf("%s%s%s %s -> %s", s->regex, s->type ? " " : "", s->type ? s->type : "",
+			       ch->old->context, ch->new->context);
+		else if (ch->kind == FC_RETYPED)
+			printf("%s %s -> %s %s", s->regex, ch->old->type ? ch->old->type : "(any type)",
+			       ch->new->type ? ch->new->type : "(any type)", s->context);
+		else
+			spec_text(s);
+		printf("\n         reaches: ");
+		reach(owner, s, false);
+		putchar('\n');
+	}
+	if (json) {
+		printf("\n  ],\n  \"prunable\": %s", fc_diff_everything(d) ? "false" : "true");
+		for (int k = 0; k < 5; k++)
+			printf(",\n  \"%s\": %lu", kind_name[k], count[k]);
+		printf("\n}\n");
+	} else {
+		printf("%zu change(s): %lu added, %lu removed, %lu new context, %lu retyped, %lu moved\n",
+		       n, count[0], count[1], count[2], count[3], count[4]);
+		if (fc_diff_everything(d))
+			printf("note: the substitution files differ (or the diff is too large): a relabel "
+			       "must visit every file\n");
+	}
+	status = n ? EXIT_DIFFERS : EXIT_OK;
+out:
+	fc_diff_free(d);
+	if (old)
+		fc_free(old);
+	if (new)
+		fc_free(new);
+	return status;
+}

@@ -1,8 +1,0 @@
-/* fclabel label: give every file of an image the label file_contexts wants. */
-#include "fclabel.h"
-#include "label.h"
-
-int cmd_label(int argc, char **argv)
-{
-	return image_command(argc, argv, LM_LABEL);
-}

@@ -1,8 +1,0 @@
-/* fclabel relabel: after a policy change, relabel only what the change can reach. */
-#include "fclabel.h"
-#include "label.h"
-
-int cmd_relabel(int argc, char **argv)
-{
-	return image_command(argc, argv, LM_RELABEL);
-}

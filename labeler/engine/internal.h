@@ -1,0 +1,144 @@
+/* Private to the engine (engine.c, report.c, digests.c): the state of one walk. */
+#ifndef LABELER_ENGINE_INTERNAL_H
+#define LABELER_ENGINE_INTERNAL_H
+
+#include "engine.h"
+#include "ext4/ext4.h"
+
+/* Hard links: the first labeled path's answer for every multiply-linked inode. */
+struct link {
+	uint64_t dev, ino;
+	bool used;
+	const struct fc_spec *spec; /* the deciding spec (a label) */
+	char *ctx;                  /* the label it gave */
+	char *path;
+};
+
+struct run {
+	struct image *img;
+	const struct label_src *src; /* a live tree (tree.c) instead of the image */
+	const fc_set *set;
+	const struct label_opts *o;
+	struct label_stats *st;
+	struct xattr_ctx *x;
+	struct link *links;
+	size_t nlinks, linkmask;
+	double start, next_progress;
+	unsigned long total;
+	bool tty, progress_shown;
+	bool collect_only; /* --strict's first pass: find conflicts, write nothing */
+	bool need_full;    /* relabel met a hard link whose label changes: walk everything */
+	int refs;          /* attribute block references counted: 0 not yet, 1 done, -1 failed */
+	struct suspect *suspect; /* sorted: attribute blocks whose h_refcount is not their users */
+	size_t nsuspect;
+	struct dstate *ds;       /* --digests: the directories being walked, outermost first */
+	size_t nds, capds;
+	bool entry_wrong;        /* something at the entry being visited is not right */
+	bool entry_verified;     /* relabel --digests: the entry's subtree was left right (prunable) */
+	bool refused;            /* no block may be taken from the image: the walk stops */
+	errcode_t commit_rc;     /* in place: a commit failed: the walk stops */
+	unsigned long json_events; /* the report's events, when the caller counts none */
+	char lost[512];          /* LABEL_TARGET_LOST: the path and what names it now */
+	bool read_only;          /* a live tree's file system is read-only: the walk stops */
+	char read_only_at[512];  /* where that was found */
+	char want[4096];         /* an app data label being made */
+	/* --as-device (device.c) */
+	unsigned char *dev;      /* what each directory being walked hands its entries (DEV_*) */
+	size_t ndev, capdev;
+	bool dev_keep;           /* the entry keeps the label it has (it is labeled only if it has
+				  * none) */
+	bool dev_lazy;           /* the entry's label decides whether what is below is walked */
+	bool dev_walked;         /* init's boot walk labels (and digests) the entry in this run */
+	bool dev_vold_walked;    /* ... vold's unlock walk does */
+	bool shadow_keep;        /* check with device_shadow: no device walk sets the entry's
+				  * label */
+	int entry_differs;       /* dev_lazy: its label was not the one wanted (1), was (0), or
+				  * was not compared (-1) */
+};
+
+/* A directory being walked, for --digests (digests.c). */
+struct dstate {
+	size_t pathlen;
+	bool visited;  /* Android's boot-time walk of /data reaches it (always, without --seapp) */
+	bool descends; /* ... and enters it */
+	bool eligible; /* a digest belongs on it */
+	bool right;    /* every label at and below it is right so far */
+	bool verified; /* relabel: the last run left it right (dig_verified) */
+};
+
+/* label_any's walk stopped: by SIGINT/SIGTERM, or at an I/O error of the image (not errno
+ * values, nor libext2fs's codes). */
+#define LABEL_INTERRUPTED ((errcode_t)-2)
+#define LABEL_IO_FAILED ((errcode_t)-3)
+#define LABEL_REFUSED ((errcode_t)-4) /* the image's block claims: see xattr_strerror */
+#define LABEL_READ_ONLY ((errcode_t)-5) /* a live tree on a read-only file system */
+#define LABEL_TARGET_LOST ((errcode_t)-6) /* in place: the path names another file now */
+/* A write to path failed with EROFS: the walk stops (one error, not one per file). */
+void label_read_only(struct run *r, const char *path);
+/* Whether a write's error refuses the image (no block may be taken from it), or is SIGINT or
+ * SIGTERM met in the claims scan: the walk stops. */
+bool label_image_refused(struct run *r, errcode_t rc);
+
+/* report.c */
+double rpt_now(void);
+void rpt_clear(struct run *r);
+void rpt_progress(struct run *r);
+void rpt_warn(void *arg, const char *path, const char *msg);
+/* A damaged entry the walk reports (and leaves alone): a warning, and an error. */
+void rpt_walk_warn(void *arg, const char *path, const char *msg);
+/* A JSON event: kind, path, and what else is given. */
+void rpt_event(struct run *r, const char *kind, const char *path, const char *has, const char *wants,
+	   const struct fc_spec *spec, const char *extra);
+const char *rpt_spec_where(const struct fc_spec *s, char *buf, size_t n);
+
+/* digests.c */
+/* Something at the current entry is not right: the directory it is in (and, as the walk leaves
+ * them, those above) get no digest. */
+void dig_wrong(struct run *r);
+/* The walk enters the directory f (a visit said so): -1 when out of memory. */
+int dig_enter(struct run *r, const struct label_file *f, const struct walk_entry *e);
+/* ... and leaves it: its digest is written (checked) when it has one. */
+void dig_leave(struct run *r, const struct label_file *f, const struct walk_entry *e);
+/* A directory not entered (encrypted, an unknown package, a subtree no change reaches). */
+void dig_not_entered(struct run *r, const struct label_file *f, const struct walk_entry *e,
+		     bool right, bool verified);
+bool dig_verified(struct run *r, const struct label_file *f, const struct walk_entry *e);
+/* --as-device: whether the directory's security.sehash is the digest the policy gives it. */
+bool dig_matches(struct run *r, const struct label_file *f, const struct walk_entry *e);
+
+/* device.c: --as-device, which of the device's walks reach an entry */
+enum {
+	DEV_INIT = 1,     /* init's boot walk of /data (restorecon --recursive --skip-ce) */
+	DEV_VOLD = 2,     /* vold's walk of a user's CE directories at unlock */
+	DEV_LAZY = 4,     /* installd's lazy check of a package directory (or an SDK's) */
+	DEV_TREE = 8,     /* installd's walk below a package directory whose label was wrong */
+	DEV_PASS = 16,    /* no walk labels it: passed through to reach those below */
+	DEV_SANDBOX = 32, /* an SDK sandbox package directory: its directories are DEV_LAZY */
+	DEV_PROFILE = 64, /* installd's restorecon of /data/misc/profiles/cur/N/PKG */
+	DEV_NONE = 128,   /* (a check's shadow of the walks) below what the walks do not enter */
+};
+struct dev_entry {
+	unsigned role;  /* DEV_*: the walks that reach it */
+	unsigned init;  /* seapp_init_walk's flags for it */
+	bool digest;    /* a directory whose digest the walk that reaches it compares */
+	bool matched;   /* ... and finds equal: that walk skips it and all below it */
+	bool boot;      /* init's boot walk labels it (and digests it, as digests.c says) */
+	bool vold;      /* vold's unlock walk labels it (and digests it) */
+	bool labels;    /* a walk labels it (else it keeps the label it has, if any) */
+};
+/* The walks that reach the entry f, from those its directory hands down. */
+void dev_classify(struct run *r, const struct label_file *f, const struct walk_entry *e,
+		  struct dev_entry *d);
+/* After f (a directory) was labeled (differs: dev_lazy found its label wrong): the walks that go
+ * on below it; 0: it is not entered. */
+unsigned dev_below(const struct label_file *f, const struct dev_entry *d, bool differs);
+/* The walk enters f with what dev_below said (-1: out of memory), and leaves it. */
+int dev_push(struct run *r, unsigned below);
+void dev_pop(struct run *r);
+/* Whether the package directory f carries installd's user.restorecon_in_progress. */
+bool dev_in_progress(struct run *r, const struct label_file *f, const struct walk_entry *e);
+/* Says (-v, --json) what the device's walks decided at f and counts it. */
+void dev_report(struct run *r, const struct label_file *f, const struct dev_entry *d,
+		int differs, bool in_progress);
+
+#endif

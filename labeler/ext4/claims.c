@@ -1,0 +1,360 @@
+/*
+ * Which blocks the file system claims, found as e2fsck's pass 1 finds them, before fclabel writes
+ * to an image: a block claimed twice (a file's block map inside an inode table, two files
+ * cross-linked) means that a write to one owner (an inode's label) changes the other; and before
+ * it takes a free block for a label, a block bitmap that calls a claimed block free would hand
+ * that block out (and the label would overwrite a file).
+ *
+ * Claims: the superblocks and group descriptors (with the reserved ones), each group's bitmaps
+ * and inode table, the MMP block; for every inode in use (links count not 0, one of the
+ * reserved inodes, or an orphan: orphans.c), its attribute block (shared between inodes: claimed
+ * once) and its blocks: the extent tree's nodes and extents, or the indirect blocks and what they
+ * map. The resize inode claims only its double-indirect block (the reserved descriptors it maps
+ * are the groups'). The inode tables are read a megabyte at a time, skipping what the group
+ * descriptors say was never used, as libext2fs's inode scan does.
+ *
+ * The image says what its trees are, and a hostile one says anything: so a tree node is a block
+ * like any other, claimed when it is entered, and a node met a second time (an index whose every
+ * entry points at one block, a triple-indirect block holding its own number) is a block claimed
+ * twice, which alone refuses the image: the scan stops at the first one. Each block is then
+ * entered at most once, so the scan costs what the image holds, not what it says; and SIGINT or
+ * SIGTERM stops it where it is.
+ *
+ * shared_blocks (e2fsdroid -s: files with the same contents share their data blocks, read-only,
+ * which e2fsck accepts): a data block may be claimed again as data, by another file or the same
+ * one; the groups' metadata, tree nodes and attribute blocks, which fclabel or the kernel write,
+ * still may not be shared with anything.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ext4.h"
+
+struct claims {
+	ext2_filsys fs;
+	const struct orphans *orphans;
+	ext2fs_block_bitmap claimed; /* every claim */
+	ext2fs_block_bitmap ea;      /* the attribute blocks among them */
+	ext2fs_block_bitmap owned;   /* shared_blocks: the claims other than file data, which
+				      * nothing may share (NULL without it: every claim is owned) */
+	ext2_ino_t ino;              /* the inode being looked at */
+	blk64_t last_cluster;        /* bigalloc: its last claimed data cluster */
+	bool have_last;
+	char *buf;                   /* a block per tree level, for tree nodes */
+	struct claims_result *res;
+	errcode_t err;               /* a block could not be read, or CLAIMS_E_INTERRUPTED */
+};
+
+#define SAY(field, ...) do { if (!c->res->field[0]) \
+	snprintf(c->res->field, sizeof(c->res->field), __VA_ARGS__); } while (0)
+
+/* Whether the scan is over: a block claimed twice (the image is refused, nothing more is
+ * needed), a block that could not be read, or SIGINT or SIGTERM. */
+static bool stopped(struct claims *c)
+{
+	if (label_stop_signal && !c->err)
+		c->err = CLAIMS_E_INTERRUPTED;
+	return c->err || c->res->cross[0];
+}
+
+static bool outside(const struct claims *c, blk64_t blk, blk64_t end)
+{
+	return blk < c->fs->super->s_first_data_block || end >= ext2fs_blocks_count(c->fs->super) ||
+	       end < blk;
+}
+
+/* Marks [blk, end] claimed (owned: by no one else, even with shared_blocks), after saying when
+ * the bitmap calls a block of it free. */
+static void mark(struct claims *c, blk64_t blk, blk64_t end, bool owned)
+{
+	blk64_t at;
+	if (!ext2fs_find_first_zero_block_bitmap2(c->fs->block_map, blk, end, &at))
+		SAY(free, "inode %u claims block %llu, which the block bitmap calls free", c->ino,
+		    (unsigned long long)at);
+	ext2fs_mark_block_bitmap_range2(c->claimed, blk, (unsigned)(end - blk + 1));
+	if (owned && c->owned)
+		ext2fs_mark_block_bitmap_range2(c->owned, blk, (unsigned)(end - blk + 1));
+}
+
+static void twice(struct claims *c, blk64_t at)
+{
+	SAY(cross, "block %llu is claimed by inode %u and by another inode or the file system's own "
+	    "metadata", (unsigned long long)at, c->ino);
+}
+
+/* Data blocks [blk, blk + n) of the current inode. A claim outside the file system, or in a
+ * damaged tree, is e2fsck's to drop: it is not counted, and nothing stops. */
+static void claim_data(struct claims *c, blk64_t blk, blk64_t n)
+{
+	ext2_filsys fs = c->fs;
+	blk64_t end = blk + n - 1, first = blk, at;
+
+	if (!n || outside(c, blk, end))
+		return;
+	/* bigalloc: the cluster the inode's previous data claim ended in may hold this one too
+	 * (without it a cluster is a block: the same block twice in a row is claimed twice) */
+	if (ext2fs_has_feature_bigalloc(fs->super) && c->have_last &&
+	    EXT2FS_B2C(fs, blk) == c->last_cluster)
+		first = EXT2FS_C2B(fs, c->last_cluster + 1);
+	/* (shared_blocks: only what is not file data is owned) */
+	if (first <= end && !ext2fs_find_first_set_block_bitmap2(c->owned ? c->owned : c->claimed,
+								  first, end, &at)) {
+		twice(c, at);
+		return;
+	}
+	mark(c, blk, end, false);
+	c->last_cluster = EXT2FS_B2C(fs, end);
+	c->have_last = true;
+}
+
+/* A block of the current inode that nothing may share (a tree node, the resize inode's
+ * block): claimed, and false when it cannot be (outside the file system: e2fsck drops it) or
+ * was claimed before (the scan stops). */
+static bool claim_owned(struct claims *c, blk64_t blk)
+{
+	if (stopped(c) || outside(c, blk, blk))
+		return false;
+	if (ext2fs_test_block_bitmap2(c->claimed, blk)) {
+		twice(c, blk);
+		return false;
+	}
+	mark(c, blk, blk, true);
+	return true;
+}
+
+/* An attribute block: shared between inodes, claimed once. */
+static void claim_ea(struct claims *c, blk64_t blk)
+{
+	if (outside(c, blk, blk) || ext2fs_test_block_bitmap2(c->ea, blk))
+		return;
+	if (ext2fs_test_block_bitmap2(c->claimed, blk)) {
+		SAY(cross, "block %llu is inode %u's attribute block and is claimed by another "
+		    "inode or the file system's own metadata too", (unsigned long long)blk, c->ino);
+		return;
+	}
+	if (!ext2fs_test_block_bitmap2(c->fs->block_map, blk))
+		SAY(free, "inode %u's attribute block %llu is free in the block bitmap", c->ino,
+		    (unsigned long long)blk);
+	ext2fs_mark_block_bitmap2(c->claimed, blk);
+	if (c->owned)
+		ext2fs_mark_block_bitmap2(c->owned, blk);
+	ext2fs_mark_block_bitmap2(c->ea, blk);
+}
+
+/* A tree node of the inode, entered once: claimed, and read into buf; false when it is not to
+ * be entered (see claim_owned), or could not be read (c->err). */
+static bool read_node(struct claims *c, blk64_t blk, char *buf)
+{
+	if (!claim_owned(c, blk))
+		return false;
+	errcode_t rc = io_channel_read_blk64(c->fs->io, blk, 1, buf);
+	if (rc && !c->err)
+		c->err = rc;
+	return !rc;
+}
+
+/* An extent tree node (the root in i_block, or a block depth levels above the leaves; -1: the
+ * root, whatever its depth). A damaged node is e2fsck's to drop, with what it maps. */
+static void claim_extents(struct claims *c, const char *node, size_t size, int depth)
+{
+	const struct ext3_extent_header *h = (const struct ext3_extent_header *)node;
+	unsigned n = ext2fs_le16_to_cpu(h->eh_entries);
+
+	if (ext2fs_le16_to_cpu(h->eh_magic) != EXT3_EXT_MAGIC || n > ext2fs_le16_to_cpu(h->eh_max) ||
+	    sizeof(*h) + (size_t)n * sizeof(struct ext3_extent) > size ||
+	    (depth >= 0 && ext2fs_le16_to_cpu(h->eh_depth) != depth) ||
+	    ext2fs_le16_to_cpu(h->eh_depth) > 5)
+		return;
+	depth = ext2fs_le16_to_cpu(h->eh_depth);
+	if (!depth) {
+		const struct ext3_extent *e = (const struct ext3_extent *)(h + 1);
+		for (unsigned i = 0; i < n && !stopped(c); i++) {
+			unsigned len = ext2fs_le16_to_cpu(e[i].ee_len);
+			if (len > EXT_INIT_MAX_LEN)
+				len -= EXT_INIT_MAX_LEN;
+			claim_data(c, ext2fs_le32_to_cpu(e[i].ee_start) |
+				      (blk64_t)ext2fs_le16_to_cpu(e[i].ee_start_hi) << 32, len);
+		}
+		return;
+	}
+	const struct ext3_extent_idx *ix = (const struct ext3_extent_idx *)(h + 1);
+	char *buf = c->buf + (size_t)(depth - 1) * c->fs->blocksize;
+	for (unsigned i = 0; i < n && !stopped(c); i++) {
+		blk64_t child = ext2fs_le32_to_cpu(ix[i].ei_leaf) |
+				(blk64_t)ext2fs_le16_to_cpu(ix[i].ei_leaf_hi) << 32;
+		if (read_node(c, child, buf))
+			claim_extents(c, buf, c->fs->blocksize, depth - 1);
+	}
+}
+
+/* An indirect block of level (1: it maps data blocks), read into the buffer of that level. */
+static void claim_indirect(struct claims *c, blk64_t blk, int level)
+{
+	char *buf = c->buf + (size_t)(level - 1) * c->fs->blocksize;
+	if (!read_node(c, blk, buf))
+		return;
+	const uint32_t *p = (const uint32_t *)buf;
+	for (size_t i = 0; i < c->fs->blocksize / 4 && !stopped(c); i++) {
+		blk64_t b = ext2fs_le32_to_cpu(p[i]);
+		if (b && level == 1)
+			claim_data(c, b, 1);
+		else if (b)
+			claim_indirect(c, b, level - 1);
+	}
+}
+
+static void claim_inode(struct claims *c, ext2_ino_t ino, const struct ext2_inode *in)
+{
+	ext2_filsys fs = c->fs;
+
+	c->ino = ino;
+	c->have_last = false;
+	blk64_t acl = ext2fs_file_acl_block(fs, (struct ext2_inode *)in);
+	if (acl)
+		claim_ea(c, acl);
+	if (ino == EXT2_RESIZE_INO) {
+		blk64_t d = ext2fs_le32_to_cpu(in->i_block[EXT2_DIND_BLOCK]);
+		if (d)
+			claim_owned(c, d);
+		return;
+	}
+	/* (the bad blocks inode has no file type: what it maps is claimed all the same) */
+	if (ino != EXT2_BAD_INO && !ext2fs_inode_has_valid_blocks2(fs, (struct ext2_inode *)in))
+		return;
+	if (in->i_flags & EXT4_EXTENTS_FL) {
+		claim_extents(c, (const char *)in->i_block, sizeof(in->i_block), -1);
+		return;
+	}
+	for (int i = 0; i < EXT2_NDIR_BLOCKS && !stopped(c); i++)
+		if (in->i_block[i])
+			claim_data(c, ext2fs_le32_to_cpu(in->i_block[i]), 1);
+	for (int l = 1; l <= 3 && !stopped(c); l++) {
+		blk64_t b = ext2fs_le32_to_cpu(in->i_block[EXT2_IND_BLOCK + l - 1]);
+		if (b)
+			claim_indirect(c, b, l);
+	}
+}
+
+/* The groups' own blocks: superblock and descriptor copies, bitmaps, inode tables, into map.
+ * Their placement was checked when the image was opened (ext2fs_check_desc). */
+static void mark_metadata(ext2_filsys fs, ext2fs_block_bitmap map)
+{
+	for (dgrp_t g = 0; g < fs->group_desc_count; g++) {
+		ext2fs_reserve_super_and_bgd(fs, g, map);
+		ext2fs_mark_block_bitmap2(map, ext2fs_block_bitmap_loc(fs, g));
+		ext2fs_mark_block_bitmap2(map, ext2fs_inode_bitmap_loc(fs, g));
+		ext2fs_mark_block_bitmap_range2(map, ext2fs_inode_table_loc(fs, g),
+						fs->inode_blocks_per_group);
+	}
+	if (ext2fs_has_feature_mmp(fs->super) && fs->super->s_mmp_block &&
+	    fs->super->s_mmp_block < ext2fs_blocks_count(fs->super))
+		ext2fs_mark_block_bitmap2(map, fs->super->s_mmp_block);
+}
+
+static int each_claim(ext2_filsys fs, ext2_ino_t ino, const struct ext2_inode *in, void *arg)
+{
+	struct claims *c = arg;
+	if (stopped(c))
+		return -1;
+	if (ino >= EXT2_FIRST_INO(fs->super) && !inode_holds_blocks(c->orphans, ino, in))
+		return 0;
+	if (ino < EXT2_FIRST_INO(fs->super) && ino != EXT2_ROOT_INO && !in->i_mode &&
+	    !in->i_blocks && !in->i_links_count)
+		return 0; /* a reserved inode never used */
+	claim_inode(c, ino, in);
+	return stopped(c) ? -1 : 0;
+}
+
+errcode_t claims_scan(ext2_filsys fs, const struct orphans *orphans, struct claims_result *res)
+{
+	struct claims c = { .fs = fs, .orphans = orphans, .res = res };
+	errcode_t rc;
+
+	res->cross[0] = res->free[0] = 0;
+	if (!fs->block_map)
+		return EXT2_ET_NO_BLOCK_BITMAP;
+	if ((rc = ext2fs_allocate_block_bitmap(fs, "claimed blocks", &c.claimed)) ||
+	    (rc = ext2fs_allocate_block_bitmap(fs, "attribute blocks", &c.ea)) ||
+	    (ext2fs_has_feature_shared_blocks(fs->super) &&
+	     (rc = ext2fs_allocate_block_bitmap(fs, "owned blocks", &c.owned))))
+		goto out;
+	if (!(c.buf = malloc((size_t)6 * fs->blocksize))) {
+		rc = ENOMEM;
+		goto out;
+	}
+	mark_metadata(fs, c.claimed);
+	if (c.owned)
+		mark_metadata(fs, c.owned);
+	rc = itable_each(fs, each_claim, &c);
+	/* (a block claimed twice stops the scan: that is its answer, not an error) */
+	if (c.err)
+		rc = c.err;
+	else if (rc == EXT2_ET_CANCEL_REQUESTED && res->cross[0])
+		rc = 0;
+out:
+	if (!rc && res->keep) {
+		res->claimed = c.claimed; /* (the caller's to free) */
+		c.claimed = NULL;
+	}
+	if (c.claimed)
+		ext2fs_free_block_bitmap(c.claimed);
+	if (c.ea)
+		ext2fs_free_block_bitmap(c.ea);
+	if (c.owned)
+		ext2fs_free_block_bitmap(c.owned);
+	free(c.buf);
+	return rc;
+}
+
+/*
+ * Every inode of the inode tables, as libext2fs's inode scan reads them (a group whose inodes
+ * were never used, and the unused tail of each table, skipped when the group descriptors have
+ * checksums), but a megabyte at a time and without copying or checking each inode.
+ */
+errcode_t itable_each(ext2_filsys fs, itable_fn fn, void *arg)
+{
+	size_t isize = EXT2_INODE_SIZE(fs->super), per_block = fs->blocksize / isize;
+	size_t chunk = (1u << 20) / fs->blocksize;
+	bool lazy = ext2fs_has_group_desc_csum(fs);
+	char *buf = malloc(chunk * fs->blocksize);
+	errcode_t rc = 0;
+
+	if (!buf)
+		return ENOMEM;
+	if (!per_block) {
+		free(buf);
+		return EXT2_ET_CORRUPT_SUPERBLOCK;
+	}
+	for (dgrp_t g = 0; g < fs->group_desc_count && !rc; g++) {
+		size_t left = fs->super->s_inodes_per_group;
+		if (lazy && ext2fs_bg_flags_test(fs, g, EXT2_BG_INODE_UNINIT))
+			continue;
+		if (lazy)
+			left -= left < ext2fs_bg_itable_unused(fs, g) ? left
+								       : ext2fs_bg_itable_unused(fs, g);
+		blk64_t at = ext2fs_inode_table_loc(fs, g);
+		ext2_ino_t ino = g * fs->super->s_inodes_per_group + 1;
+		if (left && !at) {
+			rc = EXT2_ET_MISSING_INODE_TABLE;
+			break;
+		}
+		while (left && !rc) {
+			size_t nblk = (left + per_block - 1) / per_block;
+			if (nblk > chunk)
+				nblk = chunk;
+			size_t got = nblk * per_block < left ? nblk * per_block : left;
+			if ((rc = io_channel_read_blk64(fs->io, at, (int)nblk, buf)))
+				break;
+			for (size_t i = 0; i < got; i++, ino++)
+				if (fn(fs, ino, (const struct ext2_inode *)(buf + i * isize), arg) < 0) {
+					rc = EXT2_ET_CANCEL_REQUESTED;
+					break;
+				}
+			at += nblk;
+			left -= got;
+		}
+	}
+	free(buf);
+	return rc;
+}

@@ -1,0 +1,1018 @@
+/* Opening an ext2/3/4 image with libext2fs, refusing what must not be written. */
+#include <ctype.h>
+#include <dirent.h>
+#include <et/com_err.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <linux/loop.h>
+#include <sys/ioctl.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/statvfs.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <unistd.h>
+
+#include "ext4.h"
+
+/* The first group whose block bitmap disagrees with the free count of its descriptor (a bitmap
+ * read from the wrong place, or with bits flipped: allocating from it could hand out blocks in
+ * use), with the count the bitmap gives; -1 when all agree. */
+static long bitmap_disagrees(ext2_filsys fs, unsigned long long *counted)
+{
+	blk64_t per = EXT2_CLUSTERS_PER_GROUP(fs->super);
+	unsigned char *bits = malloc(per / 8 + 1);
+	long bad = -1;
+
+	if (!bits)
+		return -1;
+	for (dgrp_t g = 0; g < fs->group_desc_count && bad < 0; g++) {
+		/* the bitmap counts clusters (blocks but under bigalloc), as the descriptor does */
+		blk64_t first = EXT2FS_B2C(fs, ext2fs_group_first_block2(fs, g));
+		blk64_t n = EXT2FS_B2C(fs, ext2fs_group_last_block2(fs, g)) - first + 1, used = 0;
+		if (n > per || ext2fs_get_block_bitmap_range2(fs->block_map, first, (unsigned)n, bits))
+			continue;
+		for (blk64_t i = 0; i < n / 8; i++)
+			used += (blk64_t)__builtin_popcount(bits[i]);
+		for (blk64_t i = n / 8 * 8; i < n; i++)
+			used += (bits[i / 8] >> (i % 8)) & 1;
+		if (n - used != ext2fs_bg_free_blocks_count(fs, g)) {
+			bad = (long)g;
+			*counted = n - used;
+		}
+	}
+	free(bits);
+	return bad;
+}
+
+/* The inode size the superblock gives (0: cannot tell; ext2fs_open2 will say why). */
+static unsigned inode_size_of(const char *name)
+{
+	unsigned char sb[1024];
+	int fd = open(name, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : pread(fd, sb, sizeof(sb), 1024);
+	if (fd >= 0)
+		close(fd);
+	if (n != (ssize_t)sizeof(sb) || (sb[0x38] | sb[0x39] << 8) != EXT2_SUPER_MAGIC)
+		return 0;
+	unsigned rev = sb[0x4c] | sb[0x4d] << 8 | sb[0x4e] << 16 | (unsigned)sb[0x4f] << 24;
+	return rev == EXT2_GOOD_OLD_REV ? EXT2_GOOD_OLD_INODE_SIZE : (unsigned)(sb[0x58] | sb[0x59] << 8);
+}
+
+/* Whether a labeled copy of raw image name can be made beside out: why not, or NULL. */
+static const char *no_room_for_copy(const char *name, const char *out, char *why, size_t len)
+{
+	struct stat st;
+	struct statvfs vfs;
+	char *d = strdup(out);
+	const char *dir = d ? dirname(d) : ".";
+	const char *res = NULL;
+
+	if (stat(name, &st) < 0) {
+		snprintf(why, len, "%s", strerror(errno));
+		res = why;
+	} else if (access(dir, W_OK | X_OK) < 0) {
+		snprintf(why, len, "%s: %s", dir, strerror(errno));
+		res = why;
+	} else if (statvfs(dir, &vfs) == 0 &&
+		   (unsigned long long)vfs.f_bavail * vfs.f_frsize < (unsigned long long)st.st_blocks * 512) {
+		snprintf(why, len, "%s has %llu KiB free, the copy needs %llu KiB", dir,
+			 (unsigned long long)vfs.f_bavail * vfs.f_frsize >> 10,
+			 (unsigned long long)st.st_blocks * 512 >> 10);
+		res = why;
+	}
+	free(d);
+	return res;
+}
+
+/* Whether raw image name is written as a labeled copy renamed over it (or over -o): on asking,
+ * or by default with 128-byte inodes, whose labels take blocks whose writes no order makes
+ * crash-safe in place. -1: refused (printed). */
+static int choose_replace(const char *name, const struct img_params *p, const char *cmd)
+{
+	char why[512];
+	const char *no;
+	int mode = p ? p->replace : REPLACE_AUTO;
+	const char *out = p && p->output ? p->output : name;
+	struct stat st;
+
+	if (p && p->output && mode == REPLACE_NEVER) {
+		fprintf(stderr, "fclabel %s: %s: -o writes a new image; --in-place cannot go with it\n",
+			cmd, name);
+		return -1;
+	}
+	if (mode == REPLACE_ALWAYS || (p && p->output)) {
+		if ((no = no_room_for_copy(name, out, why, sizeof(why)))) {
+			fprintf(stderr, "fclabel %s: %s: cannot make the labeled copy: %s\n", cmd, name,
+				no);
+			return -1;
+		}
+		return 1;
+	}
+	if (mode == REPLACE_NEVER || inode_size_of(name) != EXT2_GOOD_OLD_INODE_SIZE)
+		return 0;
+	if (stat(name, &st) == 0 && st.st_nlink > 1) {
+		fprintf(stderr, "fclabel %s: warning: %s has %lu hard links: written in place, so that "
+			"all of them see it (with 128-byte inodes, a killed run can leave a count that "
+			"e2fsck corrects; --in-place silences this)\n", cmd, name,
+			(unsigned long)st.st_nlink);
+		return 0;
+	}
+	if ((no = no_room_for_copy(name, out, why, sizeof(why)))) {
+		fprintf(stderr, "fclabel %s: warning: %s: no labeled copy can be made beside it (%s): "
+			"written in place (with 128-byte inodes, a killed run can leave a count that "
+			"e2fsck corrects; --in-place silences this)\n", cmd, name, no);
+		return 0;
+	}
+	return 1;
+}
+
+/* Which io_manager reads (and writes) the image, by its format and the options; -1: refused
+ * (printed). */
+static int choose_manager(struct image *img, const char *name, bool rw, const struct img_params *p,
+			  const char *cmd, io_manager *io)
+{
+	*io = unix_io_manager;
+	if (p && img->fmt == IMGFMT_BLOCKDEV && (p->output || p->replace == REPLACE_ALWAYS)) {
+		fprintf(stderr, "fclabel %s: %s: %s is for image files; a block device is written in "
+			"place\n", cmd, name, p->output ? "-o" : "--atomic");
+		return -1;
+	}
+	if (p && img->fmt == IMGFMT_SPARSE && p->replace == REPLACE_NEVER) {
+		fprintf(stderr, "fclabel %s: %s: --in-place is for raw images; a sparse image is "
+			"replaced whole, only when complete\n", cmd, name);
+		return -1;
+	}
+	if (rw && img->fmt == IMGFMT_RAW) {
+		int r = choose_replace(name, p, cmd);
+		if (r < 0)
+			return -1;
+		img->replaced = r;
+	}
+	if (img->fmt == IMGFMT_SPARSE || img->replaced) {
+		imgfmt_set_output(p ? p->output : NULL);
+		imgfmt_set_sync(!(p && p->no_sync));
+		imgfmt_set_image(name);
+	}
+	if (img->fmt == IMGFMT_SPARSE && rw) {
+		char why[512];
+		const char *no = no_room_for_copy(name, p && p->output ? p->output : name, why,
+						  sizeof(why));
+		if (no) {
+			fprintf(stderr, "fclabel %s: %s: cannot make the labeled sparse image: %s\n",
+				cmd, name, no);
+			return -1;
+		}
+	}
+	if (img->fmt == IMGFMT_SPARSE) {
+		if (p && p->undo) {
+			fprintf(stderr, "fclabel %s: %s: -z is for raw images and block devices; a sparse "
+				"image is replaced whole, only when complete\n", cmd, name);
+			return -1;
+		}
+		*io = imgfmt_sparse_manager;
+	} else if (img->replaced && !(p && p->undo)) {
+		*io = imgfmt_replace_manager;
+	} else if (rw && p && p->undo) {
+		/* like tune2fs -z: a fresh undo file that e2undo replays */
+		if (unlink(p->undo) < 0 && errno != ENOENT) {
+			fprintf(stderr, "fclabel %s: -z %s: %s\n", cmd, p->undo, strerror(errno));
+			return -1;
+		}
+		set_undo_io_backing_manager(img->replaced ? imgfmt_replace_manager : unix_io_manager);
+		set_undo_io_backup_file((char *)p->undo);
+		*io = undo_io_manager;
+	}
+	/* every I/O is seen: the first error stops the run (tracked.c) */
+	imgfmt_set_tracked_inner(*io);
+	*io = imgfmt_tracked_manager;
+	/* written in place: held, and made durable as a crash needs it (overlay.c, inplace.c) */
+	if (rw && img->fmt != IMGFMT_SPARSE && !img->replaced) {
+		imgfmt_set_overlay_inner(*io);
+		*io = imgfmt_overlay_manager;
+	}
+	return 0;
+}
+
+/* The loop device (/dev/loopN, Android's /dev/block/loopN) whose backing file is st, into dev
+ * ("" for none): how an image file is mounted. */
+static void loop_backed_by(const struct stat *st, char *dev, size_t n)
+{
+	static const char *const dirs[] = { "/dev/block", "/dev" };
+	dev[0] = 0;
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]) && !dev[0]; d++) {
+		DIR *dir = opendir(dirs[d]);
+		struct dirent *de;
+		while (dir && !dev[0] && (de = readdir(dir))) {
+			struct loop_info64 li;
+			char path[300];
+			if (strncmp(de->d_name, "loop", 4) || !isdigit((unsigned char)de->d_name[4]))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dirs[d], de->d_name);
+			int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			if (!ioctl(fd, LOOP_GET_STATUS64, &li) && li.lo_inode == st->st_ino &&
+			    li.lo_device == (uint64_t)st->st_dev)
+				snprintf(dev, n, "%s", path);
+			close(fd);
+		}
+		if (dir)
+			closedir(dir);
+	}
+}
+
+/* No mount table to read (/proc not mounted, as in a bare chroot or an early ramdisk): a block
+ * device is opened exclusively (EXT2_FLAG_EXCLUSIVE), which the kernel refuses while it is
+ * mounted; an image file is refused when a loop device has it. -1: refused (printed). */
+static int check_mounted_without_table(const char *name, const char *cmd)
+{
+	struct stat st;
+	char dev[300] = "";
+	if (stat(name, &st)) {
+		fprintf(stderr, "fclabel %s: %s: %s\n", cmd, name, strerror(errno));
+		return -1;
+	}
+	if (S_ISREG(st.st_mode))
+		loop_backed_by(&st, dev, sizeof(dev));
+	if (dev[0]) {
+		fprintf(stderr, "fclabel %s: %s is the backing file of %s (mounted, perhaps); refusing "
+			"to write to it (losetup -d %s detaches it)\n", cmd, name, dev, dev);
+		return -1;
+	}
+	fprintf(stderr, "fclabel %s: note: no mount table (/proc/mounts, /etc/mtab: is /proc "
+		"mounted?): %s\n", cmd, S_ISREG(st.st_mode) ? "the image backs no loop device"
+		: "the device is opened exclusively, which the kernel refuses while it is mounted");
+	return 0;
+}
+
+/* A mounted (or otherwise busy) image is not written; -1: refused (printed). *mounted: whether
+ * it is mounted. */
+static int check_mounted(const char *name, bool rw, const char *cmd, bool *mounted)
+{
+	int mflags = 0;
+	errcode_t rc = ext2fs_check_if_mounted(name, &mflags);
+	if (rc == EXT2_ET_NO_MTAB_FILE)
+		return rw ? check_mounted_without_table(name, cmd) : 0;
+	if (rc) {
+		fprintf(stderr, "fclabel %s: %s: cannot tell whether it is mounted: %s\n", cmd, name,
+			error_message(rc));
+		return -1;
+	}
+	*mounted = mflags & EXT2_MF_MOUNTED;
+	if (rw && (mflags & EXT2_MF_MOUNTED)) {
+		fprintf(stderr, "fclabel %s: %s is mounted%s; refusing to write to it (unmount it, or "
+			"use 'fclabel check' to read it)\n", cmd, name,
+			(mflags & EXT2_MF_READONLY) ? " read-only" : "");
+		return -1;
+	}
+	if (rw && (mflags & EXT2_MF_BUSY)) {
+		fprintf(stderr, "fclabel %s: %s is in use by the system; refusing to write to it\n",
+			cmd, name);
+		return -1;
+	}
+	return 0;
+}
+
+/* The file system, as quiet and reproducible as its input allows. */
+static int open_fs(struct image *img, const char *name, bool rw, io_manager io, const char *cmd)
+{
+	/* (MMP is looked at and claimed here, only when a write comes: mmp.c) */
+	errcode_t rc = ext2fs_open2(name, NULL, EXT2_FLAG_64BITS | EXT2_FLAG_SKIP_MMP |
+				    (rw ? EXT2_FLAG_RW | EXT2_FLAG_EXCLUSIVE : 0), 0, 0, io, &img->fs);
+	if (rc) {
+		const char *detail = img->fmt == IMGFMT_SPARSE ? imgfmt_error() : NULL;
+		if (detail)
+			fprintf(stderr, "fclabel %s: %s\n", cmd, detail);
+		else
+			fprintf(stderr, "fclabel %s: %s: cannot open as an ext2/3/4 file system (%s "
+				"image): %s\n", cmd, name, imgfmt_name(img->fmt), error_message(rc));
+		img->fs = NULL;
+		return -1;
+	}
+	/* The tracked manager keeps no I/O statistics, so ext2fs_close leaves s_kbytes_written
+	 * alone: every format gives the same bytes (a sparse image's result equals the raw one's),
+	 * and the superblock keeps what it said but for the blocks the labels need. */
+	/* Reproducible results: the superblock's write time stays as it was (or becomes
+	 * SOURCE_DATE_EPOCH), so the same input always gives the same bytes. */
+	const char *sde = getenv("SOURCE_DATE_EPOCH");
+	img->fs->now = sde && *sde ? (time_t)strtoll(sde, NULL, 10) : (time_t)img->fs->super->s_wtime;
+	return 0;
+}
+
+/* MMP: an image another node holds (mounted there, or e2fsck's mark) is not written, nor one
+ * whose MMP block is damaged; read, with a warning. -1: refused (printed). */
+static int check_mmp(struct image *img, const char *name, const char *cmd)
+{
+	char why[400];
+	int r = mmp_look(img, why, sizeof(why));
+	if (r == MMP_NONE || r == MMP_CLEAN)
+		return 0;
+	if (!img->rw)
+		fprintf(stderr, "fclabel %s: warning: %s: %s: what is read may be stale\n", cmd,
+			qname(name), why);
+	else if (r == MMP_HELD)
+		fprintf(stderr, "fclabel %s: %s: %s; refusing to write to it: nothing written (if "
+			"no node uses it, 'tune2fs -f -E clear_mmp' makes it clean)\n", cmd,
+			qname(name), why);
+	else
+		fprintf(stderr, "fclabel %s: %s: %s; refusing to write to it (run e2fsck first)\n",
+			cmd, qname(name), why);
+	return img->rw ? -1 : 0;
+}
+
+/* What the superblock says about the file system's state: written only with --force. */
+static int check_state(struct image *img, const char *name, unsigned flags, const char *cmd)
+{
+	struct ext2_super_block *sb = img->fs->super;
+	const char *problem = NULL;
+	if (sb->s_state & EXT2_ERROR_FS)
+		problem = "its superblock says the file system has errors (run e2fsck first)";
+	else if (ext2fs_has_feature_journal_needs_recovery(sb))
+		problem = "its journal needs recovery (mount it once, or run e2fsck first)";
+	else if (!(sb->s_state & EXT2_VALID_FS))
+		problem = "its superblock says it was not cleanly unmounted (run e2fsck first)";
+	if (img->mounted && !img->rw) {
+		/* a mounted file system's journal, state and blocks are the kernel's, on their way */
+		fprintf(stderr, "fclabel %s: warning: %s is mounted%s: what is read may be stale (the "
+			"kernel may not have written everything back yet)\n", cmd, name,
+			problem ? ", and its superblock says it is in use" : "");
+		return 0;
+	}
+	if (!problem)
+		return 0;
+	/* written in crash order, not through a journal: what an interrupted write leaves there is
+	 * a leak, which is looked for and repaired before the first label (repair.c) */
+	if (img->rw && img->ov_mode == IMGFMT_OV_ORDERED && !(flags & IMG_FORCE) &&
+	    !(sb->s_state & EXT2_ERROR_FS) && !ext2fs_has_feature_journal_needs_recovery(sb)) {
+		img->repair = true;
+		return 0;
+	}
+	if (!img->rw) {
+		fprintf(stderr, "fclabel %s: warning: %s: %s\n", cmd, name, problem);
+	} else if (!(flags & IMG_FORCE)) {
+		fprintf(stderr, "fclabel %s: %s: %s; refusing to write (--force to write anyway)\n",
+			cmd, name, problem);
+		return -1;
+	} else {
+		fprintf(stderr, "fclabel %s: warning: %s: %s; writing anyway (--force)\n", cmd, name,
+			problem);
+	}
+	return 0;
+}
+
+/*
+ * Damage everything else rests on, refused as e2fsck refuses it: a file shorter than its file
+ * system (truncated), group descriptors that put bitmaps or inode tables outside the file system
+ * or on top of other metadata, descriptor checksums that fail. A write would allocate over live
+ * blocks (a bitmap read from the wrong place calls them free); a read would report on garbage.
+ */
+static int check_damage(struct image *img, const char *name, const char *cmd)
+{
+	ext2_filsys fs = img->fs;
+	const char *damage = NULL;
+	char dbuf[256];
+	blk64_t dev_blocks = 0;
+	errcode_t rc;
+
+	if (img->fmt != IMGFMT_SPARSE &&
+	    !ext2fs_get_device_size2(name, (int)fs->blocksize, &dev_blocks) && dev_blocks &&
+	    dev_blocks < ext2fs_blocks_count(fs->super)) {
+		snprintf(dbuf, sizeof(dbuf), "it holds %llu blocks of %u bytes but its file system "
+			 "has %llu (truncated?)", (unsigned long long)dev_blocks, fs->blocksize,
+			 (unsigned long long)ext2fs_blocks_count(fs->super));
+		damage = dbuf;
+	} else if ((rc = ext2fs_check_desc(fs))) {
+		snprintf(dbuf, sizeof(dbuf), "its group descriptors are corrupt (%s)",
+			 error_message(rc));
+		damage = dbuf;
+	} else if (ext2fs_has_group_desc_csum(fs)) {
+		for (dgrp_t g = 0; g < fs->group_desc_count && !damage; g++)
+			if (!ext2fs_group_desc_csum_verify(fs, g)) {
+				snprintf(dbuf, sizeof(dbuf), "the checksum of group descriptor %u does "
+					 "not match it", g);
+				damage = dbuf;
+			}
+	}
+	if (!damage)
+		return 0;
+	fprintf(stderr, "fclabel %s: %s: %s; refusing to %s it (run e2fsck first)\n", cmd, name,
+		damage, img->rw ? "write" : "read");
+	return -1;
+}
+
+/* Features e2fsck calls invalid together: it repairs such an image by dropping one (so the
+ * blocks the other describes change hands), and a write before that may be undone or made
+ * worse by it. Read, not written. */
+static int check_features(struct image *img, const char *name, const char *cmd)
+{
+	struct ext2_super_block *sb = img->fs->super;
+	if (!img->rw || !ext2fs_has_feature_resize_inode(sb) || !ext2fs_has_feature_meta_bg(sb))
+		return 0;
+	fprintf(stderr, "fclabel %s: %s: its features resize_inode and meta_bg are enabled together, "
+		"which e2fsck calls invalid; refusing to write (run e2fsck first)\n", cmd, name);
+	return -1;
+}
+
+static void release_order(struct image *img);
+
+/* The bitmaps a walk needs: to tell a free inode (read-only too), to allocate (read-write). */
+static int read_bitmaps(struct image *img, const char *name, const char *cmd)
+{
+	ext2_filsys fs = img->fs;
+	if (!img->rw) {
+		(void)ext2fs_read_inode_bitmap(fs);
+		return 0;
+	}
+	/* (a bitmap an interrupted write left with a stale checksum is read, and recounted) */
+	if (img->repair)
+		fs->flags |= EXT2_FLAG_IGNORE_CSUM_ERRORS;
+	errcode_t rc = ext2fs_read_bitmaps(fs);
+	if (img->repair)
+		fs->flags &= ~EXT2_FLAG_IGNORE_CSUM_ERRORS;
+	if (rc) {
+		fprintf(stderr, "fclabel %s: %s: cannot read the allocation bitmaps: %s\n", cmd, name,
+			error_message(rc));
+		return -1;
+	}
+	unsigned long long counted = 0;
+	long g = img->repair ? -1 : bitmap_disagrees(fs, &counted);
+	if (g >= 0) {
+		fprintf(stderr, "fclabel %s: %s: the block bitmap of group %ld has %llu free blocks but "
+			"its descriptor says %u (a damaged bitmap could hand out blocks in use); "
+			"refusing to write (run e2fsck first)\n", cmd, name, g, counted,
+			ext2fs_bg_free_blocks_count(fs, (dgrp_t)g));
+		return -1;
+	}
+	return 0;
+}
+
+/* Whether a line of /proc/locks (or, after "lock:", of /proc/PID/fdinfo/FD) is a lock on the
+ * file st: its kind (FLOCK, POSIX, OFDLCK) and the PID it gives. */
+static bool lock_line_on(const char *line, const struct stat *st, char *kind, long *pid)
+{
+	unsigned maj, min;
+	unsigned long long ino;
+	/* "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" (a waiter's "1: -> FLOCK ..." does not
+	 * parse: it holds nothing) */
+	return sscanf(line, "%*s %15s %*s %*s %ld %x:%x:%llu", kind, pid, &maj, &min, &ino) == 5 &&
+	       ino == (unsigned long long)st->st_ino && makedev(maj, min) == st->st_dev;
+}
+
+/* The process one of whose open files holds an OFD lock on st (other than this one), or -1:
+ * /proc/locks gives such a lock no PID (it belongs to an open file), so each process's
+ * fdinfo is read for it, as lslocks(8) does. */
+static long ofd_lock_holder(const struct stat *st)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *de;
+	long found = -1;
+
+	while (proc && found < 0 && (de = readdir(proc))) {
+		char *end, dir[64], kind[16];
+		long pid = strtol(de->d_name, &end, 10), lp;
+		if (*end || pid <= 0 || pid == (long)getpid())
+			continue;
+		snprintf(dir, sizeof(dir), "/proc/%ld/fdinfo", pid);
+		DIR *fds = opendir(dir);
+		struct dirent *fe;
+		while (fds && found < 0 && (fe = readdir(fds))) {
+			char path[320], line[256];
+			if (fe->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, fe->d_name);
+			FILE *f = fopen(path, "r");
+			while (f && found < 0 && fgets(line, sizeof(line), f))
+				if (!strncmp(line, "lock:", 5) &&
+				    lock_line_on(line + 5, st, kind, &lp) && !strcmp(kind, "OFDLCK"))
+					found = pid;
+			if (f)
+				fclose(f);
+		}
+		if (fds)
+			closedir(fds);
+	}
+	if (proc)
+		closedir(proc);
+	return found;
+}
+
+/* Who holds a lock on the file (dev, ino) other than this process, from /proc/locks: a BSD lock
+ * (bsd) or a byte-range one (POSIX, OFD); " (held by PID N, comm)", or "". */
+static void lock_holder(const struct stat *st, bool bsd, char *out, size_t n)
+{
+	FILE *f = fopen("/proc/locks", "r");
+	char line[256], kind[16];
+	long pid = -1;
+	*out = 0;
+	while (f && pid < 0 && fgets(line, sizeof(line), f)) {
+		long lp;
+		if (!lock_line_on(line, st, kind, &lp) || !strcmp(kind, "FLOCK") != bsd ||
+		    lp == (long)getpid())
+			continue;
+		pid = lp < 0 && !strcmp(kind, "OFDLCK") ? ofd_lock_holder(st) : lp;
+		if (pid < 0)
+			break; /* (an OFD lock whose holder we may not see) */
+	}
+	if (f)
+		fclose(f);
+	if (pid < 0)
+		return;
+	char path[64], comm[64] = "";
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	FILE *c = fopen(path, "r");
+	if (c && fgets(comm, sizeof(comm), c))
+		comm[strcspn(comm, "\n")] = 0;
+	if (c)
+		fclose(c);
+	if (*comm)
+		snprintf(out, n, " (held by PID %ld, %s)", pid, comm);
+	else
+		snprintf(out, n, " (held by PID %ld)", pid);
+}
+
+/*
+ * A byte-range lock (fcntl) of another process on the image: QEMU holds OFD locks on the disks
+ * of a running virtual machine (shared ones, on single bytes: any lock at all means the disk is
+ * in use), other programs POSIX locks. A write lock over the whole file conflicts with any of
+ * them; F_OFD_GETLK sees both kinds (F_GETLK before Linux 3.15, POSIX locks only). -1: one is
+ * held (printed), 0: none, or the file system keeps no such locks.
+ */
+static int check_byte_range_locks(int fd, const char *name, const char *cmd)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	int r = fcntl(fd, F_OFD_GETLK, &fl);
+	if (r < 0 && errno == EINVAL) {
+		fl = (struct flock){ .l_type = F_WRLCK, .l_whence = SEEK_SET };
+		r = fcntl(fd, F_GETLK, &fl);
+	}
+	if (r < 0 || fl.l_type == F_UNLCK)
+		return 0;
+	struct stat st;
+	char who[128] = "", range[64];
+	if (!fstat(fd, &st))
+		lock_holder(&st, false, who, sizeof(who));
+	if (!*who && fl.l_pid > 0)
+		snprintf(who, sizeof(who), " (held by PID %ld)", (long)fl.l_pid);
+	if (fl.l_len)
+		snprintf(range, sizeof(range), "bytes %lld-%lld", (long long)fl.l_start,
+			 (long long)(fl.l_start + fl.l_len - 1));
+	else
+		snprintf(range, sizeof(range), "bytes %lld to the end", (long long)fl.l_start);
+	bool ofd = fl.l_pid <= 0; /* (F_OFD_GETLK gives -1 for an OFD lock) */
+	fprintf(stderr, "fclabel %s: %s is locked by another process%s: a%s %s lock on %s%s; "
+		"refusing to write to it: nothing written\n", cmd, qname(name), who,
+		fl.l_type == F_RDLCK ? " shared" : "n exclusive", ofd ? "OFD" : "POSIX", range,
+		ofd ? ", as QEMU takes on the disks of a running virtual machine" : "");
+	return -1;
+}
+
+/*
+ * The BSD lock util-linux and systemd use on block devices (udev holds off while one is held):
+ * exclusive to write, shared to read, taken before anything is read that will be written back
+ * and held until the result is on disk (renamed into place). A run that waited while another
+ * replaced the image (copy and rename) finds the path naming another file: it locks that one.
+ */
+static int lock_image(struct image *img, const char *name, bool rw, int how, const char *cmd)
+{
+	int op = rw ? LOCK_EX : LOCK_SH;
+	bool said = false;
+
+	img->lockfd = -1;
+	if (how == LOCK_NONE)
+		return 0;
+	for (int tries = 0; tries < 100; tries++) {
+		struct stat a, b;
+		int fd = open(name, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			fprintf(stderr, "fclabel %s: %s: %s\n", cmd, qname(name), strerror(errno));
+			return -1;
+		}
+		if (flock(fd, op | LOCK_NB) < 0) {
+			if (errno != EWOULDBLOCK && errno != EINTR) {
+				fprintf(stderr, "fclabel %s: %s: cannot lock it: %s\n", cmd, qname(name),
+					strerror(errno));
+				close(fd);
+				return -1;
+			}
+			char who[128] = "";
+			if (!fstat(fd, &a))
+				lock_holder(&a, true, who, sizeof(who));
+			if (how == LOCK_NONBLOCK) {
+				fprintf(stderr, "fclabel %s: %s is locked by another process%s; "
+					"--lock=nonblock: nothing done\n", cmd, qname(name), who);
+				close(fd);
+				return -1;
+			}
+			if (!said)
+				fprintf(stderr, "fclabel %s: waiting for the lock on %s%s "
+					"(--lock=nonblock: do not wait)\n", cmd, qname(name),
+					*who ? who : " (held by another process)");
+			said = true;
+			/* waited for in steps, so that SIGINT and SIGTERM end the wait */
+			int r;
+			while ((r = flock(fd, op | LOCK_NB)) < 0 &&
+			       (errno == EWOULDBLOCK || errno == EINTR) && !label_stop_signal)
+				usleep(20000);
+			if (r < 0 && label_stop_signal) {
+				fprintf(stderr, "fclabel %s: %s: interrupted while waiting for its lock; "
+					"nothing done\n", cmd, qname(name));
+				close(fd);
+				return -1;
+			}
+			if (r < 0) {
+				fprintf(stderr, "fclabel %s: %s: cannot lock it: %s\n", cmd, qname(name),
+					strerror(errno));
+				close(fd);
+				return -1;
+			}
+		}
+		if (!fstat(fd, &a) && !stat(name, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+			/* (looked at once our lock is held: a writer that honours either kind waits
+			 * for ours from now on) */
+			if (rw && check_byte_range_locks(fd, name, cmd)) {
+				close(fd);
+				return -1;
+			}
+			img->lockfd = fd;
+			return 0;
+		}
+		close(fd); /* replaced while we waited: the new file */
+	}
+	fprintf(stderr, "fclabel %s: %s: replaced again and again while being locked\n", cmd,
+		qname(name));
+	return -1;
+}
+
+static void unlock_image(struct image *img)
+{
+	if (img->lockfd >= 0)
+		close(img->lockfd);
+	img->lockfd = -1;
+}
+
+/* What the path names as the image is opened, for img_still_target: the file locked, when it
+ * is (lock_image made sure the path named it). */
+static int note_target(struct image *img, const char *name, const char *cmd)
+{
+	struct stat st;
+	if (img->lockfd >= 0 ? fstat(img->lockfd, &st) : stat(name, &st)) {
+		fprintf(stderr, "fclabel %s: %s: %s\n", cmd, qname(name), strerror(errno));
+		return -1;
+	}
+	img->dev = st.st_dev;
+	img->ino = st.st_ino;
+	return 0;
+}
+
+int img_still_target(const struct image *img, char *why, size_t n)
+{
+	struct stat st;
+	if (!stat(img->name, &st)) {
+		if (st.st_dev == img->dev && st.st_ino == img->ino)
+			return 1;
+		snprintf(why, n, "%s was replaced by another file during the run", qname(img->name));
+	} else {
+		snprintf(why, n, "%s was moved or removed during the run (%s)", qname(img->name),
+			 strerror(errno));
+	}
+	return 0;
+}
+
+/* After the open: the file libext2fs opened by name is the one noted (and locked). */
+static bool still_target_open(const struct image *img, const char *cmd)
+{
+	char why[512];
+	if (img_still_target(img, why, sizeof(why)))
+		return true;
+	fprintf(stderr, "fclabel %s: %s; nothing written\n", cmd, why);
+	return false;
+}
+
+int img_open(struct image *img, const char *name, unsigned flags, const struct img_params *p,
+	     const char *cmd)
+{
+	bool rw = flags & IMG_RW;
+	char why[256] = "";
+	io_manager io;
+
+	memset(img, 0, sizeof(*img));
+	img->name = name;
+	img->lockfd = -1;
+	if (imgfmt_detect(name, &img->fmt, why, sizeof(why))) {
+		fprintf(stderr, "fclabel %s: %s: %s\n", cmd, name, why);
+		return -1;
+	}
+	/* with -o, the image is only read: others may read it too */
+	if (lock_image(img, name, rw && !(p && p->output), p ? p->lock : LOCK_WAIT, cmd))
+		return -1;
+	if (choose_manager(img, name, rw, p, cmd, &io) || check_mounted(name, rw, cmd, &img->mounted) ||
+	    note_target(img, name, cmd) || open_fs(img, name, rw, io, cmd)) {
+		unlock_image(img);
+		return -1;
+	}
+	img->rw = rw;
+	img->no_sync = p && p->no_sync;
+	if (check_mmp(img, name, cmd)) {
+		ext2fs_free(img->fs);
+		img->fs = NULL;
+		unlock_image(img);
+		return -1;
+	}
+	/* in place, the first write claims the image under MMP (a replay of its journal too); a
+	 * copy never writes the original (img_close looks at its MMP block again before the
+	 * result replaces it) */
+	bool claim = rw && ext2fs_has_feature_mmp(img->fs->super) && !img_whole_or_nothing(img);
+	imgfmt_set_before_write(claim ? mmp_claim : NULL, img);
+	bool reopen = false;
+	if (rw && img_recover(img, cmd, &reopen)) {
+		ext2fs_free(img->fs);
+		img->fs = NULL;
+		imgfmt_set_before_write(NULL, NULL);
+		unlock_image(img);
+		return -1;
+	}
+	if (reopen) {
+		/* what was read of it came before the replay: read again, over the same channel
+		 * (a copy being made holds the replay) */
+		io_channel ch = img->fs->io;
+		ch->refcount++;
+		ext2fs_free(img->fs);
+		img->fs = NULL;
+		imgfmt_set_reuse(ch);
+		if (open_fs(img, name, rw, imgfmt_reuse_manager, cmd)) {
+			imgfmt_set_reuse(NULL);
+			io_channel_close(ch);
+			imgfmt_set_before_write(NULL, NULL);
+			unlock_image(img);
+			return -1;
+		}
+	}
+	if ((rw && !(p && p->unsafe) && img_begin_writes(img, !img->no_sync, cmd, false)) ||
+	    check_state(img, name, flags, cmd) || check_features(img, name, cmd) ||
+	    check_damage(img, name, cmd) ||
+	    read_bitmaps(img, name, cmd) || (rw && !still_target_open(img, cmd)) ||
+	    (img->repair && img_repair(img, cmd))) {
+		/* (refused before anything was written: nothing of it is) */
+		if (imgfmt_overlay_active(img->fs->io))
+			imgfmt_overlay_discard(img->fs->io);
+		if (img->mmp_started)
+			ext2fs_mmp_stop(img->fs);
+		release_order(img);
+		ext2fs_free(img->fs);
+		img->fs = NULL;
+		imgfmt_set_before_write(NULL, NULL);
+		img_release(img);
+		unlock_image(img);
+		return -1;
+	}
+	return 0;
+}
+
+/* What classifies the ordered writes: it goes before the file system it was read from. */
+static void release_order(struct image *img)
+{
+	if (img->fs)
+		imgfmt_overlay_set_order(img->fs->io, NULL, NULL);
+	free(img->itab);
+	img->itab = NULL;
+	img->nitab = 0;
+	if (img->records)
+		ext2fs_free_block_bitmap(img->records);
+	img->records = NULL;
+}
+
+void img_release(struct image *img)
+{
+	release_order(img);
+	imgfmt_journal_free(img->journal);
+	img->journal = NULL;
+}
+
+void img_abandon(struct image *img)
+{
+	if (img->fs && (img->fmt == IMGFMT_SPARSE || img->replaced))
+		imgfmt_discard(img->fs->io); /* (through undo_io's channel too) */
+	/* in place, what the last commit made durable stands; what was held since is dropped, and
+	 * so is what libext2fs holds in memory of it (the close writes none of it) */
+	if (img->fs && imgfmt_overlay_active(img->fs->io)) {
+		imgfmt_overlay_discard(img->fs->io);
+		img->abandoned = true;
+	}
+}
+
+bool image_is_labeled(struct image *img)
+{
+	struct ext2_xattr_handle *h;
+	void *val = NULL;
+	size_t len = 0;
+	bool labeled = false;
+
+	if (ext2fs_xattrs_open(img->fs, EXT2_ROOT_INO, &h))
+		return true; /* cannot tell: assume it is, and prune */
+	if (ext2fs_xattrs_read(h))
+		labeled = true; /* cannot tell */
+	else
+		labeled = !ext2fs_xattr_get(h, "security.selinux", &val, &len);
+	free(val);
+	ext2fs_xattrs_close(&h);
+	return labeled;
+}
+
+/* A copy's original taken by another node during the run: its MMP block is no longer the clean
+ * one seen at the open (a mount there changes it, even one that has ended). */
+static bool mmp_taken(struct image *img, char *why, size_t n)
+{
+	uint64_t then = img->mmp_time;
+	char what[400];
+	int r;
+
+	if (!ext2fs_has_feature_mmp(img->fs->super))
+		return false;
+	r = mmp_look(img, what, sizeof(what));
+	if (r == MMP_CLEAN && img->mmp_time == then)
+		return false;
+	if (r == MMP_CLEAN)
+		snprintf(what, sizeof(what), "its MMP block was written during the run (another "
+			 "node mounted it)");
+	snprintf(why, n, "%s: %s", qname(img->name), what);
+	return true;
+}
+
+int img_close(struct image *img, const char *cmd)
+{
+	errcode_t rc;
+	char moved[512];
+
+	if (!img->fs) {
+		unlock_image(img);
+		return 0;
+	}
+	/* The path names another file now: a copy is not put over it (the copy writer looks
+	 * again, race-free, as it renames), and in place what is not written yet is not written;
+	 * a copy of an image another node took during the run (MMP) is not put over it either */
+	bool gone = img->rw && !img_still_target(img, moved, sizeof(moved));
+	if ((gone && (img_whole_or_nothing(img) || !imgfmt_written())) ||
+	    (img->rw && !gone && img_whole_or_nothing(img) && imgfmt_written() &&
+	     mmp_taken(img, moved, sizeof(moved)))) {
+		img_abandon(img);
+		ext2fs_free(img->fs); /* (closes the channel: nothing is written) */
+		imgfmt_set_before_write(NULL, NULL);
+		img->fs = NULL;
+		img->lost = gone;
+		unlock_image(img);
+		fprintf(stderr, "fclabel %s: %s; nothing written\n", cmd, moved);
+		return -1;
+	}
+	/* What was written reaches the disk before we say it is done: the inodes first, then
+	 * (when blocks were allocated) ext2fs_close writes and syncs the bitmaps and superblock.
+	 * A copy (sparse, or renamed over the image) is written, synced and renamed by its
+	 * channel's close: ext2fs_close2 throws that close's error away, so the channel is kept
+	 * open through it (one more reference) and closed here, where its error is seen. */
+	io_channel io = img->fs->io;
+	bool overlay = imgfmt_overlay_active(io);
+	rc = 0;
+	/* (a run that wrote nothing in place has nothing to wait for: no sync, which costs a
+	 * device cache flush; in place, the overlay's commits sync what they write) */
+	if (img->rw && !img->no_sync && !overlay &&
+	    (imgfmt_written() ||
+	     imgfmt_inner_channel(imgfmt_overlay_lower(io))->manager != unix_io_manager))
+		rc = io_channel_flush(io);
+	if (!rc && overlay && img->abandoned) {
+		/* the file system as the last commit left it: nothing of memory written */
+		io->refcount++;
+		release_order(img);
+		if (img->mmp_started)
+			ext2fs_mmp_stop(img->fs); /* (the sequence clean again, in the last commit) */
+		ext2fs_free(img->fs);
+		img->fs = NULL;
+		if (img->keep_marker)
+			imgfmt_overlay_abort(io);
+		else
+			rc = imgfmt_overlay_end(io, &img->ovst);
+		errcode_t rc2 = io_channel_close(io);
+		if (!rc)
+			rc = rc2;
+		img_release(img); /* (the journal, once the overlay is done with it) */
+		unlock_image(img);
+		goto said;
+	}
+	if (!rc) {
+		/* what the close writes is allocation records only (the labels were committed):
+		 * their order among themselves is free, and the classifier goes with the file
+		 * system */
+		release_order(img);
+		io->refcount++;
+		rc = ext2fs_close2(img->fs, img->no_sync ? EXT2_FLAG_FLUSH_NO_SYNC : 0);
+		if (rc)
+			io->refcount--;
+		else
+			img->fs = NULL;
+	}
+	if (rc) {
+		img_abandon(img);
+		if (img->mmp_started)
+			ext2fs_mmp_stop(img->fs); /* (best effort: the sequence clean again) */
+		ext2fs_free(img->fs); /* (closes the channel: nothing is written) */
+	} else {
+		/* the last commit, then the superblock's marker taken off */
+		if (overlay)
+			rc = imgfmt_overlay_end(io, &img->ovst);
+		errcode_t rc2 = io_channel_close(io);
+		if (!rc)
+			rc = rc2;
+	}
+	imgfmt_set_before_write(NULL, NULL);
+	img->fs = NULL;
+	img_release(img);
+	unlock_image(img); /* the result is on disk, renamed into place */
+	/* in place: what was written went to the file opened, wherever the path now points */
+	if (!rc && img->rw && !img_whole_or_nothing(img) &&
+	    !img_still_target(img, moved, sizeof(moved))) {
+		img->lost = true;
+		fprintf(stderr, "fclabel %s: %s: what was written went to the file that was opened, "
+			"which that path no longer names (the file there now is untouched)\n", cmd,
+			moved);
+		return -1;
+	}
+said:
+	if (!rc)
+		return 0;
+	const char *why = imgfmt_error();
+	if (!why)
+		why = imgfmt_io_error();
+	if (why)
+		fprintf(stderr, "fclabel %s: %s\n", cmd, why);
+	else
+		fprintf(stderr, "fclabel %s: %s: %s failed: %s\n", cmd, img->name,
+			img->rw ? "writing the result (flush and close)" : "closing", error_message(rc));
+	return -1;
+}
+
+bool img_whole_or_nothing(const struct image *img)
+{
+	return img->fmt == IMGFMT_SPARSE || img->replaced;
+}
+
+errcode_t img_read_ino(struct image *img, ext2_ino_t ino, char **buf, size_t *len, size_t max)
+{
+	ext2_filsys fs = img->fs;
+	ext2_file_t file;
+	struct ext2_inode inode;
+	errcode_t rc;
+	char *b = NULL;
+
+	*buf = NULL;
+	*len = 0;
+	if ((rc = ext2fs_read_inode(fs, ino, &inode)))
+		return rc;
+	if (!LINUX_S_ISREG(inode.i_mode))
+		return EXT2_ET_FILE_NOT_FOUND;
+	unsigned long long size = EXT2_I_SIZE(&inode);
+	if (size > max)
+		return EXT2_ET_FILE_TOO_BIG;
+	if (!(b = malloc((size_t)size + 1)))
+		return ENOMEM;
+	if ((rc = ext2fs_file_open(fs, ino, 0, &file))) {
+		free(b);
+		return rc;
+	}
+	unsigned int got = 0;
+	size_t done = 0;
+	while (done < size) {
+		rc = ext2fs_file_read(file, b + done, (unsigned)(size - done), &got);
+		if (rc || !got)
+			break;
+		done += got;
+	}
+	errcode_t rc2 = ext2fs_file_close(file);
+	if (!rc && done < size)
+		rc = EXT2_ET_SHORT_READ;
+	if (rc || rc2) {
+		free(b);
+		return rc ? rc : rc2;
+	}
+	b[done] = 0;
+	*buf = b;
+	*len = done;
+	return 0;
+}
+
+errcode_t img_read_file(struct image *img, const char *path, char **buf, size_t *len,
+			size_t max)
+{
+	ext2_ino_t ino;
+	errcode_t rc;
+
+	*buf = NULL;
+	*len = 0;
+	/* namei follows no symlink in the last component: a packages.list that is one is refused */
+	if ((rc = ext2fs_namei(img->fs, EXT2_ROOT_INO, EXT2_ROOT_INO, path, &ino)))
+		return rc;
+	return img_read_ino(img, ino, buf, len, max);
+}
