@@ -45,11 +45,11 @@ TEST_BINS := tests/oracle tests/fcunit tests/seappunit tests/fcdigest tests/noge
 # the benchmarks' own programs (bench/): make check builds none of them
 BENCH_BINS := bench/fcbench bench/treefloor
 
-print-lib-srcs:
-	@echo $(LIB_SRCS)
-
 .PHONY: all deps print-lib-srcs check check-full demo bench bench-image bench-relabel bench-tree bench-data clean
 all: fclabel
+
+print-lib-srcs:
+	@echo $(LIB_SRCS)
 
 deps:
 	@sh mk/deps.sh

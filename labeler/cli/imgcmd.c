@@ -902,7 +902,7 @@ static int open_outputs(struct imgcmd *c)
 
 static int walk(struct imgcmd *c, const struct label_opts *o, struct label_stats *st)
 {
-	return c->tree ? label_dir(c->target, c->set, o, st) : label_tree(&c->img, c->set, o, st);
+	return c->tree ? label_dir(c->target, c->set, o, st) : ext4_label(&c->img, c->set, o, st);
 }
 
 /* relabel --verify: the full check, on what was just written (what it finds wrong: events of

@@ -92,10 +92,10 @@ static bool holds_starts(const char *path, size_t len)
 	       is(path, len, PROFILES_CUR) || profiles_user(path, len);
 }
 
-void dev_classify(struct run *r, const struct label_file *f, const struct walk_entry *e,
+void dev_classify(struct run *r, const struct label_file *f,
 		  struct dev_entry *d)
 {
-	bool dir = LINUX_S_ISDIR(f->mode);
+	bool dir = S_ISDIR(f->mode);
 	unsigned up = r->ndev ? r->dev[r->ndev - 1] : 0;
 
 	memset(d, 0, sizeof(*d));
@@ -126,7 +126,7 @@ void dev_classify(struct run *r, const struct label_file *f, const struct walk_e
 	 * vold of every one */
 	if (dir && (r->o->digests || r->o->device_shadow) && !r->o->ignore_digests &&
 	    ((d->role & DEV_VOLD) || ((d->role & DEV_INIT) && (d->init & SEAPP_INIT_DIGESTS))))
-		d->matched = dig_matches(r, f, e);
+		d->matched = dig_matches(r, f);
 	d->boot = !d->matched && (d->role & DEV_INIT) && (d->init & SEAPP_INIT_LABELS);
 	d->vold = !d->matched && (d->role & DEV_VOLD);
 	d->labels = d->boot || d->vold || (d->role & (DEV_LAZY | DEV_TREE | DEV_PROFILE));
@@ -136,20 +136,16 @@ void dev_classify(struct run *r, const struct label_file *f, const struct walk_e
  * package directory whole; one found means that walk did not end. */
 #define IN_PROGRESS_XATTR "user.restorecon_in_progress"
 
-bool dev_in_progress(struct run *r, const struct label_file *f, const struct walk_entry *e)
+bool dev_in_progress(struct run *r, const struct label_file *f)
 {
 	unsigned char v[2];
 	size_t len = 0;
 	char why[512];
 
-	if (r->src) {
-		if (!f->h || !r->src->get_xattr ||
-		    r->src->get_xattr(r->src->arg, f, IN_PROGRESS_XATTR, v, sizeof(v), &len, why,
-				      sizeof(why)))
-			return false;
-	} else if (xattr_get_value(r->x, e->ino, IN_PROGRESS_XATTR, v, sizeof(v), &len)) {
+	if (!f->h || !r->src->get_xattr ||
+	    r->src->get_xattr(r->src->arg, f, IN_PROGRESS_XATTR, v, sizeof(v), &len, why,
+			      sizeof(why)))
 		return false;
-	}
 	/* installd reads exactly sizeof(bool) bytes, or takes it as not set */
 	return len == 1 && v[0];
 }

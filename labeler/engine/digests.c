@@ -68,48 +68,28 @@ static void hex(const unsigned char *d, size_t n, char *out)
 }
 
 /* The stored digest: 0, or non-zero after a warning. */
-static int stored(struct run *r, const struct label_file *f, const struct walk_entry *e,
+static int stored(struct run *r, const struct label_file *f,
 		  unsigned char *cur, size_t *len)
 {
 	char why[512];
-	errcode_t rc;
-	if (r->src) {
-		if (!f->h)
-			return -1;
-		if (!r->src->get_digest(r->src->arg, f, cur, len, why, sizeof(why)))
-			return 0;
-	} else {
-		if (!(rc = xattr_get_digest(r->x, e->ino, cur, len)))
-			return 0;
-		snprintf(why, sizeof(why), "cannot read security.sehash (inode %u): %s", e->ino,
-			 error_message(rc));
-	}
+	if (!f->h)
+		return -1;
+	if (!r->src->get_digest(r->src->arg, f, cur, len, why, sizeof(why)))
+		return 0;
 	rpt_warn(r, f->path, why);
 	r->st->errors++;
 	return -1;
 }
 
-static int put(struct run *r, const struct label_file *f, const struct walk_entry *e,
+static int put(struct run *r, const struct label_file *f,
 	       const unsigned char *d)
 {
 	char why[512];
-	errcode_t rc;
-	if (r->src) {
-		int rc2 = r->src->set_digest(r->src->arg, f, d, FC_DIGEST_LEN, why, sizeof(why));
-		if (rc2 == 0)
-			return 0;
-		if (rc2 == LSET_READONLY) {
-			label_read_only(r, f->path);
-			return -1;
-		}
-	} else {
-		if (!(rc = xattr_set_digest(r->x, e->ino, d, FC_DIGEST_LEN)))
-			return 0;
-		if (label_image_refused(r, rc))
-			return -1;
-		snprintf(why, sizeof(why), "cannot write security.sehash (inode %u): %s", e->ino,
-			 xattr_strerror(r->x, rc));
-	}
+	int rc = r->src->set_digest(r->src->arg, f, d, FC_DIGEST_LEN, why, sizeof(why));
+	if (rc == LSET_OK)
+		return 0;
+	if (label_stops(r, f, rc, why))
+		return -1;
 	rpt_warn(r, f->path, why);
 	r->st->errors++;
 	return -1;
@@ -125,7 +105,7 @@ static bool same_policy(const struct run *r)
 
 /* The digest of an eligible directory: checked, or written when right. verified: it has the
  * digest the old policy gives (relabel). */
-static void settle(struct run *r, const struct label_file *f, const struct walk_entry *e,
+static void settle(struct run *r, const struct label_file *f,
 		   bool right, bool verified)
 {
 	const struct label_opts *o = r->o;
@@ -152,7 +132,7 @@ static void settle(struct run *r, const struct label_file *f, const struct walk_
 		r->st->digests_withheld++;
 		return;
 	}
-	if (stored(r, f, e, cur, &curlen))
+	if (stored(r, f, cur, &curlen))
 		return;
 	hex(want, FC_DIGEST_LEN, hw);
 	if (curlen == FC_DIGEST_LEN && !memcmp(cur, want, FC_DIGEST_LEN)) {
@@ -184,7 +164,7 @@ static void settle(struct run *r, const struct label_file *f, const struct walk_
 		rpt_event(r, has ? "digest-stale" : "digest-missing", f->path, has, hw, NULL, NULL);
 		return;
 	}
-	if (o->mode == LM_LABEL && put(r, f, e, want))
+	if (o->mode == LM_LABEL && put(r, f, want))
 		return;
 	r->st->digests_written++;
 	if (o->verbose) {
@@ -196,7 +176,7 @@ static void settle(struct run *r, const struct label_file *f, const struct walk_
 	      NULL, NULL);
 }
 
-int dig_enter(struct run *r, const struct label_file *f, const struct walk_entry *e)
+int dig_enter(struct run *r, const struct label_file *f)
 {
 	if (r->nds == r->capds) {
 		size_t c = r->capds ? r->capds * 2 : 64;
@@ -209,12 +189,12 @@ int dig_enter(struct run *r, const struct label_file *f, const struct walk_entry
 	struct dstate d;
 	place(r, f, &d);
 	d.right = !r->entry_wrong;
-	d.verified = dig_verified(r, f, e);
+	d.verified = dig_verified(r, f);
 	r->ds[r->nds++] = d;
 	return 0;
 }
 
-void dig_leave(struct run *r, const struct label_file *f, const struct walk_entry *e)
+void dig_leave(struct run *r, const struct label_file *f)
 {
 	if (!r->nds)
 		return;
@@ -224,10 +204,10 @@ void dig_leave(struct run *r, const struct label_file *f, const struct walk_entr
 	if (!d.right)
 		dig_wrong(r);
 	if (d.eligible)
-		settle(r, f, e, d.right, d.verified);
+		settle(r, f, d.right, d.verified);
 }
 
-void dig_not_entered(struct run *r, const struct label_file *f, const struct walk_entry *e,
+void dig_not_entered(struct run *r, const struct label_file *f,
 		     bool right, bool verified)
 {
 	struct dstate d;
@@ -235,12 +215,12 @@ void dig_not_entered(struct run *r, const struct label_file *f, const struct wal
 	if (!right)
 		dig_wrong(r);
 	if (d.eligible)
-		settle(r, f, e, right, verified);
+		settle(r, f, right, verified);
 }
 
 /* Whether the last run left every label at and below the directory right: its digest is the one
  * the old policy gives; a directory that carries none stands with the nearest one above it. */
-bool dig_verified(struct run *r, const struct label_file *f, const struct walk_entry *e)
+bool dig_verified(struct run *r, const struct label_file *f)
 {
 	unsigned char was[FC_DIGEST_LEN], cur[64];
 	size_t curlen = 0;
@@ -253,17 +233,17 @@ bool dig_verified(struct run *r, const struct label_file *f, const struct walk_e
 		return r->nds && r->ds[r->nds - 1].verified;
 	if (fc_digest(r->o->oldset, f->path, was))
 		return false;
-	return !stored(r, f, e, cur, &curlen) && curlen == FC_DIGEST_LEN &&
+	return !stored(r, f, cur, &curlen) && curlen == FC_DIGEST_LEN &&
 	       !memcmp(cur, was, FC_DIGEST_LEN);
 }
 
 /* Android's check_context_match_for_dir: the stored digest is the one this policy gives (a
  * directory no spec reaches has none to match). */
-bool dig_matches(struct run *r, const struct label_file *f, const struct walk_entry *e)
+bool dig_matches(struct run *r, const struct label_file *f)
 {
 	unsigned char want[FC_DIGEST_LEN], cur[64];
 	size_t curlen = 0;
 
-	return !fc_digest(r->set, f->path, want) && !stored(r, f, e, cur, &curlen) &&
+	return !fc_digest(r->set, f->path, want) && !stored(r, f, cur, &curlen) &&
 	       curlen == FC_DIGEST_LEN && !memcmp(cur, want, FC_DIGEST_LEN);
 }

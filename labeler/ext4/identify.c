@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 
 #include "policy/policy.h"
-#include "ext4.h"
+#include "internal.h"
 
 /* Partition names AOSP gives mke2fs -L (build_image.py's mount_point), and where each is
  * mounted. system_other holds /system's odex files and is labeled as /system. */
