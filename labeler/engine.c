@@ -534,7 +534,7 @@ static int encrypted_dir(struct run *r, const struct label_file *f, const struct
 static int visit_as_device(struct run *r, const struct label_file *f, const struct walk_entry *e)
 {
 	bool digests = r->o->digests && !r->collect_only;
-	struct dev_entry d;
+	struct android_walk d;
 	int descend = 0;
 
 	r->st->scanned++;
@@ -543,7 +543,7 @@ static int visit_as_device(struct run *r, const struct label_file *f, const stru
 		return 1;
 	dev_classify(r, f, e, &d);
 	r->dev_keep = !d.labels;
-	r->dev_lazy = d.role & DEV_LAZY;
+	r->dev_lazy = d.reach & ANDROID_WALK_LAZY;
 	r->dev_walked = d.boot;
 	r->dev_vold_walked = d.vold;
 	r->entry_differs = -1;
@@ -553,7 +553,7 @@ static int visit_as_device(struct run *r, const struct label_file *f, const stru
 		return -1;
 	if (!LINUX_S_ISDIR(f->mode))
 		return 1;
-	bool in_progress = (d.role & DEV_LAZY) && dev_in_progress(r, f, e);
+	bool in_progress = (d.reach & ANDROID_WALK_LAZY) && dev_in_progress(r, f, e);
 	dev_report(r, f, &d, r->entry_differs, in_progress);
 	unsigned below = descend ? 0 : dev_below(f, &d, r->entry_differs > 0 || in_progress);
 	if (below && f->encrypted)
@@ -618,21 +618,22 @@ bool label_image_refused(struct run *r, errcode_t rc)
  * entry's label (device.c), so that the differences they would leave are counted
  * (device_levels); the check itself is the full one. */
 static void shadow_classify(struct run *r, const struct label_file *f, const struct walk_entry *e,
-			    struct dev_entry *d)
+			    struct android_walk *d)
 {
 	dev_classify(r, f, e, d);
 	r->shadow_keep = !d->labels;
-	r->dev_lazy = d->role & DEV_LAZY; /* (label_one says whether its label is wanted) */
+	r->dev_lazy = d->reach & ANDROID_WALK_LAZY; /* (label_one: whether its label is wanted) */
 	r->entry_differs = -1;
 }
 
 /* ... and what they hand to the entries of the directory f the check enters. */
 static int shadow_enter(struct run *r, const struct label_file *f, const struct walk_entry *e,
-			const struct dev_entry *d)
+			const struct android_walk *d)
 {
-	bool redo = r->entry_differs > 0 || ((d->role & DEV_LAZY) && dev_in_progress(r, f, e));
+	bool redo = r->entry_differs > 0 ||
+		    ((d->reach & ANDROID_WALK_LAZY) && dev_in_progress(r, f, e));
 	unsigned below = dev_below(f, d, redo);
-	return dev_push(r, below ? below : DEV_NONE);
+	return dev_push(r, below ? below : ANDROID_WALK_NONE);
 }
 
 /* One file, from either walk: e is the image's entry, NULL on a live tree (r->src). */
@@ -660,7 +661,7 @@ static int visit_file(struct run *r, const struct label_file *f, const struct wa
 	bool pruned = descend;
 	if (!valid_type(r, f))
 		return 1;
-	struct dev_entry d;
+	struct android_walk d;
 	if (o->device_shadow)
 		shadow_classify(r, f, e, &d);
 	int rc = label_one(r, f, e, &descend);

@@ -7,7 +7,7 @@
 #include <sys/types.h>
 
 #include "fcontexts.h"
-#include "seapp.h"
+#include "android.h"
 
 /* One subcommand: git style, one file each, cmd_NAME(argc, argv) with argv[0] the name. */
 struct command {

@@ -3,7 +3,7 @@
 #define POLICY_H
 
 #include "fcontexts.h"
-#include "seapp.h"
+#include "android.h"
 
 /* How many invalid specs are printed one per line before the rest are only counted. */
 #define POLICY_MAX_REPORTED 20

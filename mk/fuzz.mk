@@ -10,7 +10,7 @@ FUZZ_HARNESSES ?= fuzz_parse fuzz_lookup_diff fuzz_image fuzz_sparse fuzz_seapp
 FUZZ_SAN       := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS    ?= -O1 -g
 # the library sources, built apart from the normal objects (labeler/fclabel.c has main)
-FUZZ_LIB_SRCS  := $(FC_SRCS) $(IF_SRCS) $(SA_SRCS) $(filter-out labeler/fclabel.c,$(LB_SRCS))
+FUZZ_LIB_SRCS  := $(FC_SRCS) $(IF_SRCS) $(AN_SRCS) $(filter-out labeler/fclabel.c,$(LB_SRCS))
 FUZZ_LIB_OBJS  := $(addprefix $(FUZZ_BUILD)/obj/,$(FUZZ_LIB_SRCS:.c=.o))
 FUZZ_LIB       := $(FUZZ_BUILD)/libfclabel-fuzz.a
 FUZZ_BINS      := $(addprefix $(FUZZ_BUILD)/,$(FUZZ_HARNESSES))
@@ -24,7 +24,7 @@ fuzz:
 
 fuzz-build: $(FUZZ_BINS)
 
-$(FUZZ_BUILD)/obj/%.o: %.c $(wildcard fcontexts/*.h labeler/*.h imgfmt/*.h seapp/*.h)
+$(FUZZ_BUILD)/obj/%.o: %.c $(wildcard fcontexts/*.h labeler/*.h imgfmt/*.h android/*.h)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) -Ilabeler $(PCRE_CFLAGS) $(FUZZ_CFLAGS) $(FUZZ_SAN) \
 		-fsanitize=fuzzer-no-link -c -o $@ $<
@@ -35,6 +35,6 @@ $(FUZZ_LIB): $(FUZZ_LIB_OBJS)
 
 $(FUZZ_BUILD)/fuzz_lookup_diff: FUZZ_EXTRA_LIBS = $(SEL_LIBS)
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzzutil.c $(FUZZ_LIB) \
-		$(wildcard fcontexts/*.h labeler/*.h imgfmt/*.h seapp/*.h)
+		$(wildcard fcontexts/*.h labeler/*.h imgfmt/*.h android/*.h)
 	$(FUZZ_CC) $(CPPFLAGS) -Ilabeler $(PCRE_CFLAGS) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer \
 		-o $@ $< $(FUZZ_LIB) $(FUZZ_EXTRA_LIBS) $(FC_LIBS) $(E2_LIBS) $(SEPOL_LIBS) -lz -lpthread

@@ -68,7 +68,7 @@ STATIC_DIR     := build/static
 STATIC_CFLAGS  ?= -O2
 STATIC_LDFLAGS ?=
 STATIC_WANT    := ext2fs com_err pcre2-8 nettle sepol z
-STATIC_OBJS    := $(addprefix $(STATIC_DIR)/,$(FC_SRCS:.c=.o) $(IF_SRCS:.c=.o) $(SA_SRCS:.c=.o) \
+STATIC_OBJS    := $(addprefix $(STATIC_DIR)/,$(FC_SRCS:.c=.o) $(IF_SRCS:.c=.o) $(AN_SRCS:.c=.o) \
 	$(LB_SRCS:.c=.o))
 # Looked up only when the static build runs: which archives the compiler finds (it prints the
 # bare name for one it does not find).
@@ -100,7 +100,7 @@ $(STATIC_DIR)/labeler/fclabel.o: STATIC_DEFS = -DFCLABEL_TARGET='"$(shell $(CC) 
 	-DFCLABEL_STATIC_LIBS='"$(shell sed -n 's/^static: //p' $(STATIC_DIR)/linkinfo)"' \
 	-DFCLABEL_SHARED_LIBS='"$(shell sed -n 's/^shared: //p' $(STATIC_DIR)/linkinfo)"'
 
-$(STATIC_DIR)/%.o: %.c $(wildcard fcontexts/*.h labeler/*.h imgfmt/*.h seapp/*.h)
+$(STATIC_DIR)/%.o: %.c $(wildcard fcontexts/*.h labeler/*.h imgfmt/*.h android/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DFCLABEL_VERSION='"$(VERSION)"' $(STATIC_DEFS) $(PCRE_CFLAGS) \
 		$(STATIC_CFLAGS) $(WARN) -c -o $@ $<

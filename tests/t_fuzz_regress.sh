@@ -21,12 +21,12 @@ if ! "$CC" $san -o "$OUT/probe" "$OUT/probe.c" >/dev/null 2>&1 || ! "$OUT/probe"
 	echo "note: $CC has no ASan/UBSan here; replaying without sanitizers"
 	san=""
 fi
-cflags="-O1 -g -D_GNU_SOURCE -Ifcontexts -Iimgfmt -Iseapp -Ilabeler $pcre_cflags $san"
+cflags="-O1 -g -D_GNU_SOURCE -Ifcontexts -Iimgfmt -Iandroid -Ilabeler $pcre_cflags $san"
 
 # the library, apart from the normal objects
 mkdir -p "$OUT/obj"
 objs=""
-for src in fcontexts/*.c imgfmt/*.c seapp/*.c labeler/*.c; do
+for src in fcontexts/*.c imgfmt/*.c android/*.c labeler/*.c; do
 	[ "$src" = labeler/fclabel.c ] && continue
 	o=$OUT/obj/$(echo "$src" | tr / _ | sed 's/\.c$/.o/')
 	# shellcheck disable=SC2086
