@@ -8,10 +8,10 @@
  * Which directories: without Android's rules (no --seapp) every directory, as restorecon -D
  * does; with them, those Android's boot-time `restorecon --recursive --skip-ce /data` visits and
  * digests: /data and what init descends into from it, app package directories and the other
- * places init stops at (seapp_init_walk) included, nothing below them; and those vold's walk of
- * a user's CE directories at unlock visits and digests (seapp_vold_walk): /data/system_ce/N,
- * /data/vendor_ce/N, /data/misc_ce/N and every directory below them, but for what is below
- * /data/misc_ce/N/sdksandbox.
+ * places init stops at included, nothing below them; and those vold's walk of a user's CE
+ * directories at unlock visits and digests: /data/system_ce/N, /data/vendor_ce/N,
+ * /data/misc_ce/N and every directory below them, but for what is below
+ * /data/misc_ce/N/sdksandbox (android_walk_digests, in android/'s walks.c).
  *
  * The engine keeps a stack of the directories being walked; a problem anywhere (a label that
  * could not be written, a package packages.list does not know, an encrypted directory not
@@ -27,30 +27,26 @@
 
 #include "internal.h"
 
-static bool under_data(const char *path, size_t len)
-{
-	return len >= 5 && !memcmp(path, "/data", 5) && (len == 5 || path[5] == '/');
-}
-
 /* Where a directory stands (its parent is the top of the stack): whether init's walk reaches it,
- * enters it, and digests it. */
+ * enters it, and digests it (android_walk_digests says, for Android's rules). */
 static void place(const struct run *r, const struct label_file *f, struct dstate *d)
 {
 	const struct dstate *up = r->nds ? &r->ds[r->nds - 1] : NULL;
+	struct android_digests w;
 	d->pathlen = f->pathlen;
 	d->right = true;
 	if (!r->o->appdata) {
 		d->visited = d->descends = d->eligible = true;
 		return;
 	}
-	unsigned fl = seapp_init_walk(f->path, f->pathlen, true, r->o->android_build);
-	d->visited = under_data(f->path, f->pathlen) &&
-		     (f->pathlen == 5 || (up && up->visited && up->descends));
-	d->descends = fl & SEAPP_INIT_DESCENDS;
+	android_walk_digests(f->path, f->pathlen, up && up->visited && up->descends,
+			     r->o->android_build, &w);
+	d->visited = w.init_visits;
+	d->descends = w.init_enters;
 	/* --as-device: only where init's boot walk goes in this run (not where a matching digest
 	 * stopped it, nor where installd walks), or vold's */
-	d->eligible = d->visited && (fl & SEAPP_INIT_DIGESTS) && (!r->o->device || r->dev_walked);
-	if (!d->eligible && (seapp_vold_walk(f->path, f->pathlen, true) & SEAPP_INIT_DIGESTS))
+	d->eligible = w.init_digests && (!r->o->device || r->dev_walked);
+	if (!d->eligible && w.vold_digests)
 		d->eligible = !r->o->device || r->dev_vold_walked;
 }
 

@@ -407,7 +407,7 @@ static int encrypted_dir(struct run *r, const struct label_file *f)
 static int visit_as_device(struct run *r, const struct label_file *f)
 {
 	bool digests = r->o->digests && !r->collect_only;
-	struct dev_entry d;
+	struct android_walk d;
 	int descend = 0;
 
 	r->st->scanned++;
@@ -416,7 +416,7 @@ static int visit_as_device(struct run *r, const struct label_file *f)
 		return 1;
 	dev_classify(r, f, &d);
 	r->dev_keep = !d.labels;
-	r->dev_lazy = d.role & DEV_LAZY;
+	r->dev_lazy = d.reach & ANDROID_WALK_LAZY;
 	r->dev_walked = d.boot;
 	r->dev_vold_walked = d.vold;
 	r->entry_differs = -1;
@@ -426,7 +426,7 @@ static int visit_as_device(struct run *r, const struct label_file *f)
 		return -1;
 	if (!S_ISDIR(f->mode))
 		return 1;
-	bool in_progress = (d.role & DEV_LAZY) && dev_in_progress(r, f);
+	bool in_progress = (d.reach & ANDROID_WALK_LAZY) && dev_in_progress(r, f);
 	dev_report(r, f, &d, r->entry_differs, in_progress);
 	unsigned below = descend ? 0 : dev_below(f, &d, r->entry_differs > 0 || in_progress);
 	if (below && f->encrypted)
@@ -489,21 +489,22 @@ static bool target_between(struct run *r)
  * entry's label (device.c), so that the differences they would leave are counted
  * (device_levels); the check itself is the full one. */
 static void shadow_classify(struct run *r, const struct label_file *f,
-			    struct dev_entry *d)
+			    struct android_walk *d)
 {
 	dev_classify(r, f, d);
 	r->shadow_keep = !d->labels;
-	r->dev_lazy = d->role & DEV_LAZY; /* (label_one says whether its label is wanted) */
+	r->dev_lazy = d->reach & ANDROID_WALK_LAZY; /* (label_one: whether its label is wanted) */
 	r->entry_differs = -1;
 }
 
 /* ... and what they hand to the entries of the directory f the check enters. */
 static int shadow_enter(struct run *r, const struct label_file *f,
-			const struct dev_entry *d)
+			const struct android_walk *d)
 {
-	bool redo = r->entry_differs > 0 || ((d->role & DEV_LAZY) && dev_in_progress(r, f));
+	bool redo = r->entry_differs > 0 ||
+		    ((d->reach & ANDROID_WALK_LAZY) && dev_in_progress(r, f));
 	unsigned below = dev_below(f, d, redo);
-	return dev_push(r, below ? below : DEV_NONE);
+	return dev_push(r, below ? below : ANDROID_WALK_NONE);
 }
 
 /* One file, as the target's walk met it. */
@@ -528,7 +529,7 @@ static int visit_file(struct run *r, const struct label_file *f)
 	bool pruned = descend;
 	if (!valid_type(r, f))
 		return 1;
-	struct dev_entry d;
+	struct android_walk d;
 	if (o->device_shadow)
 		shadow_classify(r, f, &d);
 	int rc = label_one(r, f, &descend);

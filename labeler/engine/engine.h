@@ -12,41 +12,7 @@
 #include <stdio.h>
 
 #include "fcontexts.h"
-#include "seapp.h"
-
-/* ---- appdata.c: Android app data labels (seapp_contexts, packages.list) ---- */
-struct appdata;
-/* old: relabel's --from-seapp (NULL: every package counts as changed). Keeps pointers to all. */
-struct appdata *appdata_new(const seapp_set *seapp, const seapp_set *old, const pkg_list *pkgs,
-			    const fc_set *set);
-void appdata_free(struct appdata *ad);
-enum ad_kind {
-	AD_NOT_APP, /* not app data (or no package in the path): the file_contexts label */
-	AD_LABEL,   /* app data: its label is in out */
-	AD_UNKNOWN, /* a package packages.list does not know: left as it is, as a device does */
-	AD_FAILED,  /* Android's lookup fails for it (why says how): left as it is */
-};
-struct ad_answer {
-	enum ad_kind kind;
-	const struct seapp_answer *ans; /* AD_LABEL from a seapp line (NULL: not from one) */
-	const struct pkg_entry *pkg;    /* the packages.list entry */
-	unsigned user;                  /* the user the path belongs to */
-	uint32_t uid;                   /* the uid Android looks the package up with */
-	bool pkgdir;                    /* the package directory itself */
-	bool sandbox;                   /* labeled as its SDK sandbox's */
-	const char *why;                /* AD_FAILED */
-};
-/* The label of path (len bytes) whose file_contexts label is fcctx: into out (n bytes) for
- * AD_LABEL. Returns 0, ENOMEM, or ERANGE when out is too small. */
-int appdata_label(struct appdata *ad, const char *path, size_t len, const char *fcctx, char *out,
-		  size_t n, struct ad_answer *a);
-/* relabel: whether the package directory (or a file below it) at path may have another seapp
- * answer in the new set than in the old one. */
-bool appdata_pkg_changed(struct appdata *ad, const char *path, size_t len);
-/* Whether package directories may lie below the directory path. */
-bool appdata_holds_pkgdirs(const char *path, size_t len);
-/* Whether packages.list knows the package name (len bytes). */
-bool appdata_pkg_known(const struct appdata *ad, const char *name, size_t len);
+#include "android.h"
 
 /* A file the policy was taken from: for -v and the JSON report. */
 struct policy_origin {

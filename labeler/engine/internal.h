@@ -39,7 +39,8 @@ struct run {
 	char read_only_at[512];  /* where that was found */
 	char want[4096];         /* an app data label being made */
 	/* --as-device (device.c) */
-	unsigned char *dev;      /* what each directory being walked hands its entries (DEV_*) */
+	unsigned char *dev;      /* what each directory being walked hands its entries
+				  * (ANDROID_WALK_*) */
 	size_t ndev, capdev;
 	bool dev_keep;           /* the entry keeps the label it has (it is labeled only if it has
 				  * none) */
@@ -98,39 +99,21 @@ bool dig_verified(struct run *r, const struct label_file *f);
 /* --as-device: whether the directory's security.sehash is the digest the policy gives it. */
 bool dig_matches(struct run *r, const struct label_file *f);
 
-/* device.c: --as-device, which of the device's walks reach an entry */
-enum {
-	DEV_INIT = 1,     /* init's boot walk of /data (restorecon --recursive --skip-ce) */
-	DEV_VOLD = 2,     /* vold's walk of a user's CE directories at unlock */
-	DEV_LAZY = 4,     /* installd's lazy check of a package directory (or an SDK's) */
-	DEV_TREE = 8,     /* installd's walk below a package directory whose label was wrong */
-	DEV_PASS = 16,    /* no walk labels it: passed through to reach those below */
-	DEV_SANDBOX = 32, /* an SDK sandbox package directory: its directories are DEV_LAZY */
-	DEV_PROFILE = 64, /* installd's restorecon of /data/misc/profiles/cur/N/PKG */
-	DEV_NONE = 128,   /* (a check's shadow of the walks) below what the walks do not enter */
-};
-struct dev_entry {
-	unsigned role;  /* DEV_*: the walks that reach it */
-	unsigned init;  /* seapp_init_walk's flags for it */
-	bool digest;    /* a directory whose digest the walk that reaches it compares */
-	bool matched;   /* ... and finds equal: that walk skips it and all below it */
-	bool boot;      /* init's boot walk labels it (and digests it, as digests.c says) */
-	bool vold;      /* vold's unlock walk labels it (and digests it) */
-	bool labels;    /* a walk labels it (else it keeps the label it has, if any) */
-};
+/* device.c: --as-device, which of the device's walks reach an entry (android/'s walks.c says;
+ * ANDROID_WALK_* on the stack r->dev) */
 /* The walks that reach the entry f, from those its directory hands down. */
 void dev_classify(struct run *r, const struct label_file *f,
-		  struct dev_entry *d);
+		  struct android_walk *d);
 /* After f (a directory) was labeled (differs: dev_lazy found its label wrong): the walks that go
  * on below it; 0: it is not entered. */
-unsigned dev_below(const struct label_file *f, const struct dev_entry *d, bool differs);
+unsigned dev_below(const struct label_file *f, const struct android_walk *d, bool differs);
 /* The walk enters f with what dev_below said (-1: out of memory), and leaves it. */
 int dev_push(struct run *r, unsigned below);
 void dev_pop(struct run *r);
 /* Whether the package directory f carries installd's user.restorecon_in_progress. */
 bool dev_in_progress(struct run *r, const struct label_file *f);
 /* Says (-v, --json) what the device's walks decided at f and counts it. */
-void dev_report(struct run *r, const struct label_file *f, const struct dev_entry *d,
+void dev_report(struct run *r, const struct label_file *f, const struct android_walk *d,
 		int differs, bool in_progress);
 
 #endif
