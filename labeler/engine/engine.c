@@ -1,6 +1,5 @@
 /* label_source: the walk that looks every file of a target up and writes (or checks) its label. */
 #include <errno.h>
-#include <et/com_err.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -596,7 +595,7 @@ static int stopped(struct run *r, long rc)
 		return LABEL_READ_ONLY;
 	if (rc) {
 		snprintf(r->stop_why, sizeof(r->stop_why), "%s: the walk stopped: %s", r->src->name,
-			 rc > 0 ? strerror((int)rc) : error_message((errcode_t)rc));
+			 r->src->strerror ? r->src->strerror(rc) : strerror((int)rc));
 		return LABEL_FAILED;
 	}
 	return 0;
