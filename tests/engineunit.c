@@ -56,8 +56,8 @@ static int failures, checks;
 
 /* ---- the fake target ---- */
 
-#define DIR S_IFDIR
-#define REG S_IFREG
+#define TDIR S_IFDIR
+#define TREG S_IFREG
 
 /* What a directory's security.sehash holds at the start. */
 enum { DG_NONE, DG_NEW /* the digest the policy gives */, DG_OLD /* relabel's old policy's */,
@@ -414,15 +414,15 @@ static struct label_opts opts(enum label_mode mode)
 /* ---- 1. plain label ---- */
 
 static const struct fnode plain[] = {
-	{ "/", DIR, 0, ROOT_T, 0, 0, 0 },
-	{ "/etc", DIR, 0, ETC_T, 0, 0, 0 },
-	{ "/etc/passwd", REG, 0, WRONG_T, 0, 0, 0 },
-	{ "/etc/shadow", REG, 0, SHADOW_T, 0, 0, 0 },
-	{ "/etc/group", REG, 0, NULL, 0, 0, 0 },
-	{ "/bin", DIR, 0, ETC_T, 0, 0, 0 },
-	{ "/bin/sh", REG, 0, BIN_T, 0, 0, 0 },
-	{ "/tmp", DIR, 0, WRONG_T, 0, 0, 0 },
-	{ "/tmp/x", REG, 0, WRONG_T, 0, 0, 0 },
+	{ "/", TDIR, 0, ROOT_T, 0, 0, 0 },
+	{ "/etc", TDIR, 0, ETC_T, 0, 0, 0 },
+	{ "/etc/passwd", TREG, 0, WRONG_T, 0, 0, 0 },
+	{ "/etc/shadow", TREG, 0, SHADOW_T, 0, 0, 0 },
+	{ "/etc/group", TREG, 0, NULL, 0, 0, 0 },
+	{ "/bin", TDIR, 0, ETC_T, 0, 0, 0 },
+	{ "/bin/sh", TREG, 0, BIN_T, 0, 0, 0 },
+	{ "/tmp", TDIR, 0, WRONG_T, 0, 0, 0 },
+	{ "/tmp/x", TREG, 0, WRONG_T, 0, 0, 0 },
 };
 #define N(t) (sizeof(t) / sizeof((t)[0]))
 
@@ -476,7 +476,8 @@ static void test_plain(void)
 		fake_init(&k, plain, N(plain), fc_new, NULL);
 		CHECK(run(&k, fc_new, &o, &st) == 0, "%s: succeeds", name);
 		fclose(lf);
-		CHECK_N(logged(&k, "set "), 0, m ? "check: labels written" : "dry run: labels written");
+		CHECK_N(logged(&k, "set "), 0,
+			m ? "check: labels written" : "dry run: labels written");
 		CHECK_N(st.changed, 3, m ? "check: differences" : "dry run: would change");
 		CHECK(!strcmp(label_of(&k, "/etc/passwd"), WRONG_T), "%s: /etc/passwd as it was",
 		      name);
@@ -506,19 +507,19 @@ static void test_plain(void)
 /* ---- 2. hard links ---- */
 
 static const struct fnode links[] = {
-	{ "/", DIR, 0, ROOT_T, 0, 0, 0 },
-	{ "/bin", DIR, 0, BIN_T, 0, 0, 0 },
-	{ "/bin/both", REG, 100, WRONG_T, 0, 0, 0 },  /* first name: bin_t decides */
-	{ "/bin/same1", REG, 101, WRONG_T, 0, 0, 0 },
-	{ "/bin/right", REG, 102, BIN_T, 0, 0, 0 },   /* right already; its other name wants etc_t */
-	{ "/etc", DIR, 0, ETC_T, 0, 0, 0 },
-	{ "/etc/both", REG, 100, WRONG_T, 0, 0, 0 },  /* wants etc_t: a conflict */
-	{ "/etc/right", REG, 102, BIN_T, 0, 0, 0 },
-	{ "/tmp", DIR, 0, NULL, 0, 0, 0 },
-	{ "/tmp/none", REG, 103, WRONG_T, 0, 0, 0 },  /* <<none>>: leaves it to its other name */
-	{ "/var", DIR, 0, VAR_T, 0, 0, 0 },
-	{ "/var/none", REG, 103, WRONG_T, 0, 0, 0 },
-	{ "/var/same2", REG, 101, WRONG_T, 0, 0, 0 }, /* same file as /bin/same1, wants var_t */
+	{ "/", TDIR, 0, ROOT_T, 0, 0, 0 },
+	{ "/bin", TDIR, 0, BIN_T, 0, 0, 0 },
+	{ "/bin/both", TREG, 100, WRONG_T, 0, 0, 0 },  /* first name: bin_t decides */
+	{ "/bin/same1", TREG, 101, WRONG_T, 0, 0, 0 },
+	{ "/bin/right", TREG, 102, BIN_T, 0, 0, 0 },   /* right; its other name wants etc_t */
+	{ "/etc", TDIR, 0, ETC_T, 0, 0, 0 },
+	{ "/etc/both", TREG, 100, WRONG_T, 0, 0, 0 },  /* wants etc_t: a conflict */
+	{ "/etc/right", TREG, 102, BIN_T, 0, 0, 0 },
+	{ "/tmp", TDIR, 0, NULL, 0, 0, 0 },
+	{ "/tmp/none", TREG, 103, WRONG_T, 0, 0, 0 },  /* <<none>>: leaves it to its other name */
+	{ "/var", TDIR, 0, VAR_T, 0, 0, 0 },
+	{ "/var/none", TREG, 103, WRONG_T, 0, 0, 0 },
+	{ "/var/same2", TREG, 101, WRONG_T, 0, 0, 0 }, /* same file as /bin/same1, wants var_t */
 };
 
 static void test_links(void)
@@ -531,7 +532,8 @@ static void test_links(void)
 	CHECK(run(&k, fc_new, &o, &st) == 0, "links: label succeeds");
 	CHECK(has(&k, "set /bin/both " BIN_T) && !logged(&k, "set /etc/both"),
 	      "links: the first name decides, the second is not written");
-	CHECK(!strcmp(label_of(&k, "/etc/both"), BIN_T), "links: the file has the first name's label");
+	CHECK(!strcmp(label_of(&k, "/etc/both"), BIN_T),
+	      "links: the file has the first name's label");
 	CHECK(has(&k, "set /bin/same1 " BIN_T) && !logged(&k, "set /var/same2"),
 	      "links: a file with two names is written once");
 	CHECK(!logged(&k, "set /bin/right") && !logged(&k, "set /etc/right"),
@@ -550,24 +552,24 @@ static void test_links(void)
 	CHECK(run(&k, fc_new, &o, &st) != 0, "links --strict: the run fails");
 	CHECK_N(logged(&k, "set "), 0, "links --strict: labels written");
 	CHECK_N(st.conflicts, 3, "links --strict: conflicts");
-	CHECK(st.aborted && strstr(st.aborted, "hard link"), "links --strict: aborted says why (%s)",
-	      st.aborted ? st.aborted : "NULL");
+	CHECK(st.aborted && strstr(st.aborted, "hard link"),
+	      "links --strict: aborted says why (%s)", st.aborted ? st.aborted : "NULL");
 	fake_free(&k);
 }
 
 /* ---- 3. digests ---- */
 
 static const struct fnode digs[] = {
-	{ "/", DIR, 0, ROOT_T, DG_NONE, 0, 0 },
-	{ "/bin", DIR, 0, BIN_T, DG_NEW, 0, 0 },  /* right: left */
-	{ "/bin/sh", REG, 0, BIN_T, 0, 0, 0 },
-	{ "/etc", DIR, 0, ETC_T, DG_JUNK, 0, 0 }, /* stale */
-	{ "/etc/passwd", REG, 0, WRONG_T, 0, 0, 0 },
-	{ "/tmp", DIR, 0, WRONG_T, DG_NONE, 0, 0 }, /* no spec reaches it: no digest */
-	{ "/tmp/x", REG, 0, WRONG_T, 0, 0, 0 },
-	{ "/var", DIR, 0, VAR_T, DG_NONE, 0, 0 },
-	{ "/var/log", DIR, 0, LOG_T, DG_NONE, 0, 0 },
-	{ "/var/log/messages", REG, 0, WRONG_T, 0, 0, 0 },
+	{ "/", TDIR, 0, ROOT_T, DG_NONE, 0, 0 },
+	{ "/bin", TDIR, 0, BIN_T, DG_NEW, 0, 0 },  /* right: left */
+	{ "/bin/sh", TREG, 0, BIN_T, 0, 0, 0 },
+	{ "/etc", TDIR, 0, ETC_T, DG_JUNK, 0, 0 }, /* stale */
+	{ "/etc/passwd", TREG, 0, WRONG_T, 0, 0, 0 },
+	{ "/tmp", TDIR, 0, WRONG_T, DG_NONE, 0, 0 }, /* no spec reaches it: no digest */
+	{ "/tmp/x", TREG, 0, WRONG_T, 0, 0, 0 },
+	{ "/var", TDIR, 0, VAR_T, DG_NONE, 0, 0 },
+	{ "/var/log", TDIR, 0, LOG_T, DG_NONE, 0, 0 },
+	{ "/var/log/messages", TREG, 0, WRONG_T, 0, 0, 0 },
 };
 
 static void test_digests(void)
@@ -586,6 +588,7 @@ static void test_digests(void)
 		      has(&k, "digest /var/log"), "digests: on /, /etc (stale), /var, /var/log");
 	CHECK(!logged(&k, "digest /bin") && !logged(&k, "digest /tmp"),
 	      "digests: not on /bin (right) nor /tmp (no spec reaches it)");
+	CHECK(has(&k, "visit /bin/sh"), "digests: a right digest does not stop a label's walk");
 	CHECK(digest_of(&k, "/etc", fc_new, NULL) == DG_NEW && digest_of(&k, "/", fc_new, NULL) ==
 		      DG_NEW, "digests: what is written is fc_digest's");
 	/* a directory's digest is written once all below it is done: after its last entry */
@@ -629,16 +632,16 @@ static void test_digests(void)
 /* ---- 4. relabel ---- */
 
 static const struct fnode rel[] = {
-	{ "/", DIR, 0, ROOT_T, DG_OLD, 0, 0 },
-	{ "/bin", DIR, 0, BIN_T, DG_NONE, 0, 0 },
-	{ "/bin/sh", REG, 0, WRONG_T, 0, 0, 0 },   /* wrong, but no change reaches it */
-	{ "/etc", DIR, 0, ETC_T, DG_OLD, 0, 0 },
-	{ "/etc/passwd", REG, 0, WRONG_T, 0, 0, 0 },
-	{ "/var", DIR, 0, VAR_T, DG_OLD, 0, 0 },
-	{ "/var/log", DIR, 0, OLDLOG_T, DG_OLD, 0, 0 },
-	{ "/var/log/messages", REG, 0, OLDLOG_T, 0, 0, 0 },
-	{ "/var/spool", DIR, 0, VAR_T, DG_OLD, 0, 0 },
-	{ "/var/spool/x", REG, 0, WRONG_T, 0, 0, 0 },
+	{ "/", TDIR, 0, ROOT_T, DG_OLD, 0, 0 },
+	{ "/bin", TDIR, 0, BIN_T, DG_NONE, 0, 0 },
+	{ "/bin/sh", TREG, 0, WRONG_T, 0, 0, 0 },   /* wrong, but no change reaches it */
+	{ "/etc", TDIR, 0, ETC_T, DG_OLD, 0, 0 },
+	{ "/etc/passwd", TREG, 0, WRONG_T, 0, 0, 0 },
+	{ "/var", TDIR, 0, VAR_T, DG_OLD, 0, 0 },
+	{ "/var/log", TDIR, 0, OLDLOG_T, DG_OLD, 0, 0 },
+	{ "/var/log/messages", TREG, 0, OLDLOG_T, 0, 0, 0 },
+	{ "/var/spool", TDIR, 0, VAR_T, DG_OLD, 0, 0 },
+	{ "/var/spool/x", TREG, 0, WRONG_T, 0, 0, 0 },
 };
 
 static void test_relabel(void)
@@ -679,18 +682,18 @@ static void test_relabel(void)
 	      "them or none was");
 	CHECK(!logged(&k, "digest /etc") && !logged(&k, "digest /var/spool"),
 	      "relabel --digests: a pruned directory's digest, the same in both, is left");
-	CHECK(digest_of(&k, "/var/log", fc_new, fc_old) == DG_NEW, "relabel --digests: /var/log has "
-	      "the new policy's digest");
+	CHECK(digest_of(&k, "/var/log", fc_new, fc_old) == DG_NEW,
+	      "relabel --digests: /var/log has the new policy's digest");
 	fake_free(&k);
 
 	/* a hard-linked file whose label changes: its other name may be in a pruned subtree */
 	static const struct fnode hl[] = {
-		{ "/", DIR, 0, ROOT_T, 0, 0, 0 },
-		{ "/etc", DIR, 0, ETC_T, 0, 0, 0 },
-		{ "/etc/x", REG, 7, OLDLOG_T, 0, 0, 0 },
-		{ "/var", DIR, 0, VAR_T, 0, 0, 0 },
-		{ "/var/log", DIR, 0, OLDLOG_T, 0, 0, 0 },
-		{ "/var/log/x", REG, 7, OLDLOG_T, 0, 0, 0 },
+		{ "/", TDIR, 0, ROOT_T, 0, 0, 0 },
+		{ "/etc", TDIR, 0, ETC_T, 0, 0, 0 },
+		{ "/etc/x", TREG, 7, OLDLOG_T, 0, 0, 0 },
+		{ "/var", TDIR, 0, VAR_T, 0, 0, 0 },
+		{ "/var/log", TDIR, 0, OLDLOG_T, 0, 0, 0 },
+		{ "/var/log/x", TREG, 7, OLDLOG_T, 0, 0, 0 },
 	};
 	o = opts(LM_LABEL);
 	o.cmd = "relabel";
@@ -731,25 +734,26 @@ static const char *const packages_text =
 	"com.priv.app 10173 0 /data/user/0/com.priv.app default:privapp:targetSdkVersion=34 none\n";
 
 static const struct fnode dev[] = {
-	{ "/data", DIR, 0, D_ROOT, DG_NONE, 0, 0 },
-	{ "/data/app", DIR, 0, D_WRONG, DG_NEW, 0, 0 },             /* its digest matches */
-	{ "/data/app/f", REG, 0, D_WRONG, 0, 0, 0 },
-	{ "/data/local", DIR, 0, D_WRONG, DG_NONE, 0, 0 },          /* init labels it */
-	{ "/data/local/tmp", DIR, 0, D_TMP, DG_NONE, 0, 0 },
-	{ "/data/local/tmp/f", REG, 0, D_WRONG, 0, 0, 0 },
+	{ "/data", TDIR, 0, D_ROOT, DG_NONE, 0, 0 },
+	{ "/data/app", TDIR, 0, D_WRONG, DG_NEW, 0, 0 },             /* its digest matches */
+	{ "/data/app/f", TREG, 0, D_WRONG, 0, 0, 0 },
+	{ "/data/local", TDIR, 0, D_WRONG, DG_NONE, 0, 0 },          /* init labels it */
+	{ "/data/local/tmp", TDIR, 0, D_TMP, DG_NONE, 0, 0 },
+	{ "/data/local/tmp/f", TREG, 0, D_WRONG, 0, 0, 0 },
 	/* its digest matches, but installd's profile walks start below it: passed through */
-	{ "/data/misc", DIR, 0, D_WRONG, DG_NEW, 0, 0 },
-	{ "/data/misc/f", REG, 0, D_WRONG, 0, 0, 0 },               /* no walk labels it */
-	{ "/data/misc/bare", REG, 0, NULL, 0, 0, 0 },               /* ... but it has no label */
-	{ "/data/user", DIR, 0, D_UDIR, DG_NONE, 0, 0 },
-	{ "/data/user/0", DIR, 0, D_DATA, DG_NONE, 0, 0 },          /* labeled, not entered, by init */
-	{ "/data/user/0/com.example.app", DIR, 0, D_DATA, 0, 0, 0 }, /* wrong: relabeled whole */
-	{ "/data/user/0/com.example.app/f", REG, 0, D_DATA, 0, 0, 0 },
-	{ "/data/user/0/com.right.app", DIR, 0, D_APP, 0, 0, 0 },   /* right: not entered */
-	{ "/data/user/0/com.right.app/f", REG, 0, D_WRONG, 0, 0, 0 },
-	{ "/data/user/0/com.inprog.app", DIR, 0, D_APP, 0, "user.restorecon_in_progress", "\1" },
-	{ "/data/user/0/com.inprog.app/f", REG, 0, D_WRONG, 0, 0, 0 },
-	{ "/data/user/0/com.priv.app", DIR, 0, D_WRONG, 0, 0, 0 },
+	{ "/data/misc", TDIR, 0, D_WRONG, DG_NEW, 0, 0 },
+	{ "/data/misc/f", TREG, 0, D_WRONG, 0, 0, 0 },               /* no walk labels it */
+	{ "/data/misc/bare", TREG, 0, NULL, 0, 0, 0 },               /* ... but it has no label */
+	{ "/data/user", TDIR, 0, D_UDIR, DG_NONE, 0, 0 },
+	{ "/data/user/0", TDIR, 0, D_DATA, DG_NONE, 0, 0 },          /* labeled, not entered */
+	/* a package directory labeled wrong: relabeled whole */
+	{ "/data/user/0/com.example.app", TDIR, 0, D_DATA, 0, 0, 0 },
+	{ "/data/user/0/com.example.app/f", TREG, 0, D_DATA, 0, 0, 0 },
+	{ "/data/user/0/com.right.app", TDIR, 0, D_APP, 0, 0, 0 },   /* right: not entered */
+	{ "/data/user/0/com.right.app/f", TREG, 0, D_WRONG, 0, 0, 0 },
+	{ "/data/user/0/com.inprog.app", TDIR, 0, D_APP, 0, "user.restorecon_in_progress", "\1" },
+	{ "/data/user/0/com.inprog.app/f", TREG, 0, D_WRONG, 0, 0, 0 },
+	{ "/data/user/0/com.priv.app", TDIR, 0, D_WRONG, 0, 0, 0 },
 };
 
 struct android_in {
@@ -804,14 +808,14 @@ static void test_device(const fc_set *data_fc)
 	CHECK(!logged(&k, "visit /data/app/") && !logged(&k, "set /data/app"),
 	      "device: a directory whose digest matches is skipped whole, its own label unread");
 	CHECK(!logged(&k, "set /data/misc ") && has(&k, "visit /data/misc/f"),
-	      "device: /data/misc's digest matches: its label left, passed through to what is below");
+	      "device: /data/misc's digest matches: its label left, passed through to below it");
 	CHECK(!logged(&k, "set /data/misc/f") && !strcmp(label_of(&k, "/data/misc/f"), D_WRONG),
 	      "device: an entry no device walk labels keeps its label");
 	CHECK(has(&k, "set /data/misc/bare " D_DATA),
 	      "device: ... unless it has none (then a full label's)");
 	CHECK(has(&k, "set /data/user/0/com.example.app " D_APP) &&
 		      has(&k, "set /data/user/0/com.example.app/f " D_APP),
-	      "device: a package directory with a wrong label gets installd's label, and all below");
+	      "device: a package directory labeled wrong gets installd's label, and all below");
 	CHECK(has(&k, "set /data/user/0/com.priv.app " D_PRIV),
 	      "device: a privileged app's directory gets its seapp type");
 	CHECK(has(&k, "visit /data/user/0/com.right.app") &&
@@ -857,11 +861,11 @@ static void test_device(const fc_set *data_fc)
 
 	/* an unknown package: left as it is, and no digest above it promises what it holds */
 	static const struct fnode unk[] = {
-		{ "/data", DIR, 0, D_ROOT, DG_NONE, 0, 0 },
-		{ "/data/user", DIR, 0, D_UDIR, DG_NONE, 0, 0 },
-		{ "/data/user/0", DIR, 0, D_DATA, DG_NONE, 0, 0 },
-		{ "/data/user/0/com.unknown", DIR, 0, D_WRONG, 0, 0, 0 },
-		{ "/data/user/0/com.unknown/f", REG, 0, D_WRONG, 0, 0, 0 },
+		{ "/data", TDIR, 0, D_ROOT, DG_NONE, 0, 0 },
+		{ "/data/user", TDIR, 0, D_UDIR, DG_NONE, 0, 0 },
+		{ "/data/user/0", TDIR, 0, D_DATA, DG_NONE, 0, 0 },
+		{ "/data/user/0/com.unknown", TDIR, 0, D_WRONG, 0, 0, 0 },
+		{ "/data/user/0/com.unknown/f", TREG, 0, D_WRONG, 0, 0, 0 },
 	};
 	o = device_opts(&a);
 	fake_init(&k, unk, N(unk), data_fc, NULL);
@@ -895,14 +899,15 @@ static void test_faults(void)
 	k.fail_rc = LSET_ERROR;
 	int rc = run(&k, fc_new, &o, &st);
 	fclose(jf);
-	CHECK(has(&k, "failed set /var/log/messages"), "fault: the injected write is the one meant");
+	CHECK(has(&k, "failed set /var/log/messages"),
+	      "fault: the injected write is the one meant");
 	CHECK(rc == 0 && k.finish_how == LSRC_DONE,
 	      "fault: a failed write does not stop the walk (rc %d, finish %d)", rc, k.finish_how);
 	CHECK_N(st.errors, 1, "fault: errors");
 	CHECK_N(st.changed, 1, "fault: changed (the one written)");
 	CHECK(!strcmp(label_of(&k, "/var/log/messages"), WRONG_T), "fault: the file is as it was");
-	CHECK(json && strstr(json, "{\"event\": \"error\", \"path\": \"/var/log/messages\", \"has\": \""
-			     WRONG_T "\", \"wants\": \"" LOG_T "\""),
+	CHECK(json && strstr(json, "{\"event\": \"error\", \"path\": \"/var/log/messages\", "
+			     "\"has\": \"" WRONG_T "\", \"wants\": \"" LOG_T "\""),
 	      "fault: the report has the error event");
 	CHECK(has(&k, "digest /etc") && !logged(&k, "digest /var") && !has(&k, "digest /"),
 	      "fault: no digest above the file left wrong");
@@ -916,8 +921,8 @@ static void test_faults(void)
 	k.fail_set = 1;
 	k.fail_rc = LSET_NOSPACE;
 	CHECK(run(&k, fc_new, &o, &st) == 0 && st.nospace == 1 && st.errors == 1 &&
-		      st.changed == 2, "fault nospace: nospace %lu errors %lu changed %lu", st.nospace,
-	      st.errors, st.changed);
+		      st.changed == 2, "fault nospace: nospace %lu errors %lu changed %lu",
+	      st.nospace, st.errors, st.changed);
 	fake_free(&k);
 
 	/* the target refuses every write: the walk stops at once, the run fails */
