@@ -19,7 +19,8 @@
  *   5. --as-device on /data: an entry no device walk labels keeps its label, a package
  *      directory gets installd's label (and what is below it when its own was wrong or it
  *      carries user.restorecon_in_progress), a right one is not entered, a matching digest
- *      skips its subtree (--ignore-digests walks it), digests only where init's walk goes;
+ *      skips its subtree (--ignore-digests walks it), vold's walk of a user's CE directories,
+ *      digests only where init's and vold's walks go, an unknown package left alone;
  *   6. faults: a set() that fails is counted and reported and the rest is written; a refusal
  *      and an I/O error of the target stop the walk, and finish() and the run's outcome say so.
  *
@@ -744,6 +745,11 @@ static const struct fnode dev[] = {
 	{ "/data/misc", TDIR, 0, D_WRONG, DG_NEW, 0, 0 },
 	{ "/data/misc/f", TREG, 0, D_WRONG, 0, 0, 0 },               /* no walk labels it */
 	{ "/data/misc/bare", TREG, 0, NULL, 0, 0, 0 },               /* ... but it has no label */
+	/* init labels and digests it, does not enter it: vold walks its user directories */
+	{ "/data/system_ce", TDIR, 0, D_DATA, DG_NONE, 0, 0 },
+	{ "/data/system_ce/0", TDIR, 0, D_WRONG, DG_NONE, 0, 0 },
+	{ "/data/system_ce/0/f", TREG, 0, D_WRONG, 0, 0, 0 },
+	{ "/data/system_ce/0/sub", TDIR, 0, D_DATA, DG_NONE, 0, 0 },
 	{ "/data/user", TDIR, 0, D_UDIR, DG_NONE, 0, 0 },
 	{ "/data/user/0", TDIR, 0, D_DATA, DG_NONE, 0, 0 },          /* labeled, not entered */
 	/* a package directory labeled wrong: relabeled whole */
@@ -824,7 +830,10 @@ static void test_device(const fc_set *data_fc)
 	CHECK(has(&k, "set /data/user/0/com.inprog.app/f " D_APP) &&
 		      !logged(&k, "set /data/user/0/com.inprog.app "),
 	      "device: user.restorecon_in_progress: what is below a right directory is relabeled");
-	CHECK_N(logged(&k, "set "), 7, "device: labels written");
+	CHECK(has(&k, "set /data/system_ce/0 " D_DATA) &&
+		      has(&k, "set /data/system_ce/0/f " D_DATA),
+	      "device: vold's walk of a user's CE directory labels what is below it");
+	CHECK_N(logged(&k, "set "), 9, "device: labels written");
 	CHECK_N(st.kept, 3, "device: kept (/data/app, /data/misc, /data/misc/f)");
 	CHECK_N(st.pkgs_right, 1, "device: pkgs_right");
 	CHECK_N(st.pkgs_wrong, 3, "device: pkgs_wrong (example, inprog, priv)");
@@ -838,7 +847,10 @@ static void test_device(const fc_set *data_fc)
 	CHECK(!logged(&k, "digest /data/user/0/") && !logged(&k, "digest /data/misc") &&
 		      !logged(&k, "digest /data/app"),
 	      "device: none on package directories, nor where a matching digest stopped init");
-	CHECK_N(logged(&k, "digest "), 5, "device: digests written");
+	CHECK(has(&k, "digest /data/system_ce") && has(&k, "digest /data/system_ce/0") &&
+		      has(&k, "digest /data/system_ce/0/sub"),
+	      "device: digests on the CE top (init) and every directory vold walks");
+	CHECK_N(logged(&k, "digest "), 8, "device: digests written");
 	fake_free(&k);
 
 	/* a second run: /data's digest matches; only installd's lazy checks go on below it */
@@ -847,7 +859,10 @@ static void test_device(const fc_set *data_fc)
 	CHECK(run(&k2, data_fc, &o, &st) == 0, "device again: succeeds");
 	CHECK(!logged(&k2, "set ") && !logged(&k2, "digest "), "device again: nothing written");
 	CHECK(!logged(&k2, "visit /data/local/"), "device again: init's walk stopped at /data");
-	CHECK_N(st.dirs_digest_skipped, 1, "device again: dirs_digest_skipped (/data)");
+	CHECK(!logged(&k2, "visit /data/system_ce/0/"), "device again: vold's walk stopped at "
+	      "/data/system_ce/0");
+	CHECK_N(st.dirs_digest_skipped, 2,
+		"device again: dirs_digest_skipped (/data, /data/system_ce/0)");
 	fake_free(&k2);
 
 	/* --ignore-digests: the walks do not stop at a matching digest */
