@@ -41,7 +41,8 @@ LB_OBJS  := $(LB_SRCS:.c=.o)
 MAIN_SRC := labeler/cli/fclabel.c
 LIB_SRCS := $(FC_SRCS) $(IF_SRCS) $(AN_SRCS) $(filter-out $(MAIN_SRC),$(LB_SRCS))
 HDRS     := $(wildcard fcontexts/*.h imgfmt/*.h android/*.h labeler/*.h labeler/*/*.h)
-TEST_BINS := tests/oracle tests/fcunit tests/seappunit tests/fcdigest tests/nogetxattrat
+TEST_BINS := tests/oracle tests/fcunit tests/seappunit tests/engineunit tests/fcdigest \
+	tests/nogetxattrat
 # the benchmarks' own programs (bench/): make check builds none of them
 BENCH_BINS := bench/fcbench bench/treefloor
 
@@ -88,6 +89,12 @@ tests/fcdigest: tests/fcdigest.c fcontexts/libfcontexts.a
 tests/seappunit: tests/seappunit.c android/libandroid.a fcontexts/libfcontexts.a
 	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< android/libandroid.a \
 		fcontexts/libfcontexts.a $(FC_LIBS) -lpthread
+
+# the engine through a fake target (tests/engineunit.c): its objects only, no image library
+EN_OBJS := $(filter labeler/engine/%.o,$(LB_OBJS))
+tests/engineunit: tests/engineunit.c $(EN_OBJS) android/libandroid.a fcontexts/libfcontexts.a
+	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(EN_OBJS) android/libandroid.a \
+		fcontexts/libfcontexts.a $(FC_LIBS) -lcom_err -lpthread
 
 bench/fcbench: bench/fcbench.c fcontexts/libfcontexts.a
 	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< fcontexts/libfcontexts.a $(FC_LIBS) $(SEL_LIBS) -ldl -lpthread

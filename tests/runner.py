@@ -29,7 +29,8 @@ ASAN = os.path.join(OUTBASE, "asan")
 ASAN_SRC = os.path.join(ASAN, "src")
 TIMES = os.path.join(OUTBASE, "times.json")
 # the test programs the Makefile builds (TEST_BINS there): built sanitized too
-TEST_BINS = ["tests/oracle", "tests/fcunit", "tests/seappunit", "tests/fcdigest"]
+TEST_BINS = ["tests/oracle", "tests/fcunit", "tests/seappunit", "tests/engineunit",
+             "tests/fcdigest"]
 
 # Not run sanitized: they check something a sanitized build cannot stand for (valgrind's own
 # view of the plain binary, the symbols of the plain binary) or build sanitized code themselves,

@@ -648,6 +648,7 @@ int label_source(const struct label_src *src, const fc_set *set, const struct la
 		 struct label_stats *st)
 {
 	struct run r = { .src = src, .set = set, .o = o, .st = st };
+	struct label_opts full; /* relabel's second walk, whole: r.o until the end (say_stop) */
 	int rc;
 
 	memset(st, 0, sizeof(*st));
@@ -676,8 +677,8 @@ int label_source(const struct label_src *src, const fc_set *set, const struct la
 	}
 	rc = stopped(&r, walk_any(&r));
 	if (!rc && r.need_full) {
-		struct label_opts full = *o;
 		struct label_stats first = *st;
+		full = *o;
 		full.diff = NULL;
 		fprintf(stderr, "fclabel %s: a hard-linked file's label changes and its other names may "
 			"be in skipped directories: walking every directory\n", o->cmd);
