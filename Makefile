@@ -10,7 +10,7 @@ CC      ?= cc
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 WARN    := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
-CPPFLAGS += -D_GNU_SOURCE -Ifcontexts -Iimgfmt -Iseapp -Ilabeler
+CPPFLAGS += -D_GNU_SOURCE -Ifcontexts -Iimgfmt -Iandroid -Ilabeler
 PKG_CONFIG ?= pkg-config
 VERSION := 0.1.0
 
@@ -32,24 +32,24 @@ FC_SRCS  := $(wildcard fcontexts/*.c)
 FC_OBJS  := $(FC_SRCS:.c=.o)
 IF_SRCS  := $(wildcard imgfmt/*.c)
 IF_OBJS  := $(IF_SRCS:.c=.o)
-SA_SRCS  := $(wildcard seapp/*.c)
-SA_OBJS  := $(SA_SRCS:.c=.o)
+AN_SRCS  := $(wildcard android/*.c)
+AN_OBJS  := $(AN_SRCS:.c=.o)
 LB_SRCS  := $(wildcard labeler/*.c labeler/*/*.c)
 LB_OBJS  := $(LB_SRCS:.c=.o)
 # the source lists, defined here once (mk/*.mk and the tests ask: make -s print-lib-srcs):
 # everything but main's file, and every header
 MAIN_SRC := labeler/cli/fclabel.c
-LIB_SRCS := $(FC_SRCS) $(IF_SRCS) $(SA_SRCS) $(filter-out $(MAIN_SRC),$(LB_SRCS))
-HDRS     := $(wildcard fcontexts/*.h imgfmt/*.h seapp/*.h labeler/*.h labeler/*/*.h)
+LIB_SRCS := $(FC_SRCS) $(IF_SRCS) $(AN_SRCS) $(filter-out $(MAIN_SRC),$(LB_SRCS))
+HDRS     := $(wildcard fcontexts/*.h imgfmt/*.h android/*.h labeler/*.h labeler/*/*.h)
 TEST_BINS := tests/oracle tests/fcunit tests/seappunit tests/fcdigest tests/nogetxattrat
 # the benchmarks' own programs (bench/): make check builds none of them
 BENCH_BINS := bench/fcbench bench/treefloor
 
-print-lib-srcs:
-	@echo $(LIB_SRCS)
-
 .PHONY: all deps print-lib-srcs check check-full demo bench bench-image bench-relabel bench-tree bench-data clean
 all: fclabel
+
+print-lib-srcs:
+	@echo $(LIB_SRCS)
 
 deps:
 	@sh mk/deps.sh
@@ -60,11 +60,12 @@ fcontexts/libfcontexts.a: $(FC_OBJS)
 imgfmt/libimgfmt.a: $(IF_OBJS)
 	$(AR) rcs $@ $^
 
-seapp/libseapp.a: $(SA_OBJS)
+# Android's rules; it uses fcontexts, so it comes before it on a link line
+android/libandroid.a: $(AN_OBJS)
 	$(AR) rcs $@ $^
 
-fclabel: $(LB_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a seapp/libseapp.a
-	$(CC) $(LDFLAGS) -o $@ $(LB_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a seapp/libseapp.a $(FC_LIBS) $(E2_LIBS) $(SEPOL_LIBS) -lz -lpthread
+fclabel: $(LB_OBJS) android/libandroid.a fcontexts/libfcontexts.a imgfmt/libimgfmt.a
+	$(CC) $(LDFLAGS) -o $@ $(LB_OBJS) android/libandroid.a fcontexts/libfcontexts.a imgfmt/libimgfmt.a $(FC_LIBS) $(E2_LIBS) $(SEPOL_LIBS) -lz -lpthread
 
 # --version names the target the binary is for
 labeler/cli/fclabel.o: CPPFLAGS += -DFCLABEL_TARGET='"$(shell $(CC) -dumpmachine)"'
@@ -81,8 +82,9 @@ tests/fcunit: tests/fcunit.c fcontexts/libfcontexts.a
 tests/fcdigest: tests/fcdigest.c fcontexts/libfcontexts.a
 	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< fcontexts/libfcontexts.a $(FC_LIBS) -lpthread
 
-tests/seappunit: tests/seappunit.c seapp/libseapp.a
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< seapp/libseapp.a -lpthread
+tests/seappunit: tests/seappunit.c android/libandroid.a fcontexts/libfcontexts.a
+	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< android/libandroid.a \
+		fcontexts/libfcontexts.a $(FC_LIBS) -lpthread
 
 bench/fcbench: bench/fcbench.c fcontexts/libfcontexts.a
 	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< fcontexts/libfcontexts.a $(FC_LIBS) $(SEL_LIBS) -ldl -lpthread
@@ -137,6 +139,6 @@ include mk/cross.mk
 include mk/install.mk
 
 clean:
-	rm -f fclabel $(FC_OBJS) $(LB_OBJS) $(IF_OBJS) $(SA_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a \
-		seapp/libseapp.a $(TEST_BINS) $(BENCH_BINS)
+	rm -f fclabel $(FC_OBJS) $(LB_OBJS) $(IF_OBJS) $(AN_OBJS) fcontexts/libfcontexts.a imgfmt/libimgfmt.a \
+		android/libandroid.a $(TEST_BINS) $(BENCH_BINS)
 	rm -rf tests/out

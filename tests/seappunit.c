@@ -1,8 +1,9 @@
 /*
- * Unit tests of the seapp library: seapp_contexts parsing and precedence, the TYPE lookup,
- * packages.list, app data paths, which policy files a device loads. Expectations come from
- * reading Android 15's libselinux (android_seapp.c, android.c), Android 14's android_device.c
- * and libpackagelistparser; the comments give the derivation where it is not obvious.
+ * Unit tests of the android library: seapp_contexts parsing and precedence, the TYPE lookup,
+ * packages.list, app data paths, the device's walks of /data (which reach, label and digest a
+ * path), which policy files a device loads. Expectations come from reading Android 15's
+ * libselinux (android_seapp.c, android.c), Android 14's android_device.c, installd, vold and
+ * libpackagelistparser; the comments give the derivation where it is not obvious.
  *
  * usage: seappunit [SCRATCH_DIR]
  * Fixtures: $SEAPP_FIXTURES, else fixtures/seapp; real Android files: $SEAPP_DATA, else
@@ -18,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "seapp.h"
+#include "android.h"
 
 static int failures;
 
@@ -1367,6 +1368,278 @@ static void test_init_walk(void)
 	}
 }
 
+/* ---- the device's walks of /data (walks.c) ---- */
+
+/* ANDROID_WALK_* bits, written as letters: Init, Vold, Lazy (installd's check of a package
+ * directory), Tree (installd's walk below it), Pass, Sandbox, pRofile, None. */
+static unsigned walk_bits(const char *s)
+{
+	static const char letters[] = "IVLTPSRN";
+	unsigned b = 0;
+	for (; *s; s++)
+		b |= 1u << (strchr(letters, *s) - letters);
+	return b;
+}
+
+static const char *walk_letters(unsigned b, char buf[16])
+{
+	static const char letters[] = "IVLTPSRN";
+	char *p = buf;
+	for (int i = 0; i < 8; i++)
+		if (b & (1u << i))
+			*p++ = letters[i];
+	*p = 0;
+	return buf;
+}
+
+/* p is below the directory top. */
+static bool path_below(const char *p, const char *top)
+{
+	size_t n = strlen(top);
+	return !strncmp(p, top, n) && p[n] == '/';
+}
+
+struct walk_row {
+	const char *path;
+	/* 'd' or 'f'; then, for a directory, its security.sehash: '=' the policy's, '-' missing
+	 * or stale; 'r': installd finds the package directory's own label wrong (or its
+	 * user.restorecon_in_progress); 'b': (on /data) a build with
+	 * release_selinux_data_data_ignore */
+	const char *has;
+	/* the walks that reach it ("x": none gets there, the directory above not being entered) */
+	const char *reach;
+	/* c: a walk compares its digest, m: ... and finds it equal, l: a walk labels it,
+	 * d: a walk writes its digest */
+	const char *does;
+	const char *below; /* what a directory hands down ("": none enters it) */
+};
+
+struct digest_q {
+	const struct walk_row *row;
+	unsigned asked;
+};
+
+static bool row_digest(void *arg)
+{
+	struct digest_q *q = arg;
+	q->asked++;
+	return strchr(q->row->has, '=') != NULL;
+}
+
+/*
+ * The device's walks down a /data, the rows in walk order (depth first), each walk starting at a
+ * row "/data": what reaches each entry, what is done there, what goes on below, and where a
+ * digest is written (android_walk_digests, as init's and vold's walks go). Expectations from
+ * reading Android 14/15: selinux_android_restorecon_common (init's --skip-ce walk, its digests,
+ * is_app_data_path, USER_PROFILE_PATH), vold's restorecon of /data/{system,vendor,misc}_ce/N,
+ * installd's restorecon_app_data_lazy and its profile restorecon.
+ */
+static void test_device_walks(void)
+{
+	static const struct walk_row rows[] = {
+		/* a device's first boot after an offline label: digests missing but where said */
+		{ "/data", "d-", "I", "cld", "I" },
+		{ "/data/system", "d-", "I", "cld", "I" },
+		{ "/data/system/packages.list", "f", "I", "l", "" },
+		/* a matching digest: not labeled, nothing below it looked at */
+		{ "/data/local", "d=", "I", "cm", "" },
+		{ "/data/local/tmp", "d-", "x", "", "" },
+		{ "/data/data", "d-", "I", "cld", "I" },
+		/* app data: init labels and digests the package directory, does not enter it;
+		 * installd relabels what is below only when the directory's label was wrong */
+		{ "/data/data/com.example.app", "d-r", "IL", "cld", "T" },
+		{ "/data/data/com.example.app/files", "d-", "T", "l", "T" },
+		{ "/data/data/com.example.app/files/a", "f", "T", "l", "" },
+		{ "/data/data/com.example.old", "d-", "IL", "cld", "" },
+		{ "/data/data/com.example.old/files", "d-", "x", "", "" },
+		{ "/data/user", "d-", "I", "cld", "I" },
+		/* an app data directory without a package: init stops; installd's walks start below */
+		{ "/data/user/10", "d-", "I", "cld", "P" },
+		{ "/data/user/10/com.example.app", "d-", "L", "l", "" },
+		{ "/data/user/10/com.example.app/files", "d-", "x", "", "" },
+		{ "/data/user_de", "d-", "I", "cld", "I" },
+		/* init's digest matches: installd checks the packages below all the same */
+		{ "/data/user_de/0", "d=", "I", "cm", "P" },
+		{ "/data/user_de/0/com.example.app", "d-r", "L", "l", "T" },
+		{ "/data/user_de/0/com.example.app/d", "f", "T", "l", "" },
+		/* installd's profile directories: labeled whatever the digests above say, for a
+		 * package packages.list knows */
+		{ "/data/misc", "d=", "I", "cm", "P" },
+		{ "/data/misc/profiles", "d-", "", "", "P" },
+		{ "/data/misc/profiles/cur", "d-", "", "", "P" },
+		{ "/data/misc/profiles/cur/0", "d-", "", "", "P" },
+		{ "/data/misc/profiles/cur/0/com.example.app", "d-", "R", "l", "" },
+		{ "/data/misc/profiles/cur/0/com.example.app/primary.prof", "f", "x", "", "" },
+		{ "/data/misc/profiles/cur/0/com.example.gone", "d-", "", "", "" },
+		/* --skip-ce: init labels and digests the CE tops, vold walks each user's at unlock
+		 * and digests every directory it walks, SDK sandbox data but for what is below */
+		{ "/data/misc_ce", "d-", "I", "cld", "P" },
+		{ "/data/misc_ce/0", "d-", "V", "cld", "V" },
+		{ "/data/misc_ce/0/sdksandbox", "d-", "V", "cld", "P" },
+		/* installd makes an SDK's package directory without labeling it; each SDK's
+		 * directory below is a package directory of its own */
+		{ "/data/misc_ce/0/sdksandbox/com.example.app", "d-", "S", "", "S" },
+		{ "/data/misc_ce/0/sdksandbox/com.example.app/sdk1", "d-", "L", "l", "" },
+		{ "/data/system_ce", "d-", "I", "cld", "P" },
+		{ "/data/system_ce/0", "d=", "V", "cm", "" },
+		{ "/data/system_ce/0/backup", "d-", "x", "", "" },
+		{ "/data/vendor_ce", "d-", "I", "cld", "P" },
+		{ "/data/vendor_ce/0", "d-", "V", "cld", "V" },
+		{ "/data/vendor_ce/0/facedata", "d-", "V", "cld", "V" },
+		{ "/data/vendor_ce/0/facedata/f", "f", "V", "l", "" },
+
+		/* another device: release_selinux_data_data_ignore, /data/misc's digest stale */
+		{ "/data", "d-b", "I", "cld", "I" },
+		{ "/data/data", "d-", "I", "cld", "P" },
+		{ "/data/data/com.example.app", "d-", "L", "l", "" },
+		{ "/data/misc", "d-", "I", "cld", "I" },
+		{ "/data/misc/profiles", "d-", "I", "cld", "I" },
+		{ "/data/misc/profiles/cur", "d-", "I", "cld", "I" },
+		/* USER_PROFILE_PATH: "vold takes care of that": entered, no label, no digest */
+		{ "/data/misc/profiles/cur/0", "d-", "I", "", "I" },
+		{ "/data/misc/profiles/cur/0/com.example.app", "d-", "IR", "cld", "I" },
+		{ "/data/misc/profiles/cur/0/com.example.app/primary.prof", "f", "I", "l", "" },
+	};
+	struct frame {
+		const char *path;
+		size_t len;
+		unsigned below;
+		bool init_enters;
+	} stack[16];
+	size_t n = 0;
+	unsigned build = 0;
+	pkg_list *pkgs = pl_ok("walks: packages.list",
+			       "com.example.app 10170 0 /data/user/0/com.example.app "
+			       "default:targetSdkVersion=34 3003\n"
+			       "com.example.old 10100 0 /data/user/0/com.example.old "
+			       "default:targetSdkVersion=29 none\n");
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct walk_row *r = &rows[i];
+		size_t len = strlen(r->path);
+		bool isdir = r->has[0] == 'd', root = !strcmp(r->path, "/data");
+		char got[8] = "", gr[16], gb[16] = "";
+
+		if (root) {
+			n = 0;
+			build = strchr(r->has, 'b') ? SEAPP_BUILD_DATA_DATA_IGNORE : 0;
+		}
+		while (n && !(len > stack[n - 1].len && path_below(r->path, stack[n - 1].path)))
+			n--;
+		if (!root && (!n || !stack[n - 1].below)) {
+			CHECK(!strcmp(r->reach, "x"), "walks %s%s: not reached (expected: %s)",
+			      r->path, isdir ? "/" : "", r->reach);
+			if (isdir && n < 16)
+				stack[n++] = (struct frame){ r->path, len, 0, false };
+			continue;
+		}
+		struct digest_q q = { r, 0 };
+		struct android_walk_at at = {
+			.path = r->path, .len = len, .is_dir = isdir, .root = root,
+			.from = root ? 0 : stack[n - 1].below, .build = build, .pkgs = pkgs,
+			.digest_matches = row_digest, .arg = &q,
+		};
+		struct android_walk w;
+		struct android_digests dg = { 0 };
+		android_walk_visit(&at, &w);
+		android_walk_digests(r->path, len, !root && stack[n - 1].init_enters, build, &dg);
+		bool digested = isdir && ((w.boot && dg.init_digests) || (w.vold && dg.vold_digests));
+		unsigned below = isdir ? android_walk_below(&w, r->path, len, strchr(r->has, 'r'))
+				     : 0;
+		snprintf(got, sizeof(got), "%s%s%s%s", w.digest ? "c" : "", w.matched ? "m" : "",
+			 w.labels ? "l" : "", digested ? "d" : "");
+		if (isdir)
+			walk_letters(below, gb);
+		CHECK(walk_bits(r->reach) == w.reach && !strcmp(got, r->does) &&
+			      q.asked == (w.digest ? 1u : 0u) && !strcmp(gb, r->below),
+		      "walks %s%s: reached by %s, %s, hands down %s (got %s, %s, %s)", r->path,
+		      isdir ? "/" : "", r->reach[0] ? r->reach : "none", r->does[0] ? r->does : "-",
+		      r->below[0] ? r->below : "none",
+		      w.reach ? walk_letters(w.reach, gr) : "none", got[0] ? got : "-",
+		      gb[0] ? gb : "none");
+		if (isdir && n < 16)
+			stack[n++] = (struct frame){ r->path, len, below, dg.init_enters };
+	}
+
+	/* a check's shadow of the walks follows them below what they do not enter */
+	struct android_walk w;
+	struct android_walk_at at = { .path = "/data/local/tmp", .len = 15, .is_dir = true,
+				      .from = ANDROID_WALK_NONE, .pkgs = pkgs };
+	android_walk_visit(&at, &w);
+	CHECK(w.reach == ANDROID_WALK_NONE && !w.labels &&
+		      android_walk_below(&w, at.path, at.len, true) == ANDROID_WALK_NONE,
+	      "walks: below what none enters, none goes");
+	/* no digest looked at (--ignore-digests): init labels what it reaches */
+	at = (struct android_walk_at){ .path = "/data/local", .len = 11, .is_dir = true,
+				       .from = ANDROID_WALK_INIT };
+	android_walk_visit(&at, &w);
+	CHECK(!w.digest && !w.matched && w.boot && w.labels &&
+		      android_walk_below(&w, at.path, at.len, false) == ANDROID_WALK_INIT,
+	      "walks: without digests, init labels and enters /data/local");
+	pkglist_free(pkgs);
+
+	/* where the walks write digests, each taken whole: path, init's walk entered the
+	 * directory above, the build; init visits, enters, digests; vold digests */
+	static const struct {
+		const char *path;
+		bool up;
+		unsigned build;
+		const char *want; /* v e i o: visits, enters, init digests, vold digests */
+	} dig[] = {
+		{ "/data", false, 0, "vei" },
+		{ "/data/system", true, 0, "vei" },
+		{ "/data/system", false, 0, "" },
+		{ "/data/data", true, 0, "vei" },
+		{ "/data/data", true, SEAPP_BUILD_DATA_DATA_IGNORE, "vi" },
+		{ "/data/data/com.a", true, 0, "vi" },
+		{ "/data/data/com.a/files", false, 0, "" },
+		{ "/data/misc/profiles/cur/0", true, 0, "ve" },
+		{ "/data/misc/profiles/cur/0/com.a", true, 0, "vei" },
+		{ "/data/system_ce", true, 0, "vi" },
+		{ "/data/system_ce/0", false, 0, "o" },
+		{ "/data/system_ce/0/backup", false, 0, "o" },
+		{ "/data/misc_ce/0/sdksandbox", false, 0, "o" },
+		{ "/data/misc_ce/0/sdksandbox/com.a", false, 0, "" },
+		{ "/datax", true, 0, "" },
+		{ "/system", true, 0, "" },
+		{ "/", false, 0, "" },
+	};
+	for (size_t i = 0; i < sizeof(dig) / sizeof(dig[0]); i++) {
+		struct android_digests d;
+		char got[8];
+		android_walk_digests(dig[i].path, strlen(dig[i].path), dig[i].up, dig[i].build, &d);
+		snprintf(got, sizeof(got), "%s%s%s%s", d.init_visits ? "v" : "",
+			 d.init_enters ? "e" : "", d.init_digests ? "i" : "", d.vold_digests ? "o" : "");
+		CHECK(!strcmp(got, dig[i].want), "walk digests %s (above %s%s): %s (got %s)",
+		      dig[i].path, dig[i].up ? "entered" : "not entered",
+		      dig[i].build ? ", data_data_ignore" : "", dig[i].want[0] ? dig[i].want : "-",
+		      got[0] ? got : "-");
+	}
+
+	/* the directories package directories sit in, and their ancestors (adoptable storage
+	 * too): installd's walks start below them */
+	static const struct {
+		const char *path;
+		bool holds;
+	} parents[] = {
+		{ "/", true },
+		{ "/data", true },
+		{ "/data/user", true },
+		{ "/data/user/10", true },
+		{ "/data/user/10/com.a", false },
+		{ "/data/misc_de/0/sdksandbox", true },
+		{ "/data/misc_de/0/other", false },
+		{ "/mnt/expand/" UUID "/user/0", true },
+		{ "/mnt/expand/" UUID "/misc_ce/0/sdksandbox", true },
+		{ "/mnt/expand/" UUID "/media", false },
+		{ "/data/media", false },
+	};
+	for (size_t i = 0; i < sizeof(parents) / sizeof(parents[0]); i++)
+		CHECK(appdata_holds_pkgdirs(parents[i].path, strlen(parents[i].path)) ==
+			      parents[i].holds,
+		      "holds package directories %s: %d", parents[i].path, parents[i].holds);
+}
+
 static void test_build_flags(void)
 {
 	static const char make14[] =
@@ -1692,6 +1965,7 @@ int main(int argc, char **argv)
 	test_lookup_pkg();
 	test_paths();
 	test_init_walk();
+	test_device_walks();
 	test_build_flags();
 	test_find_policy();
 	test_threads();

@@ -21,7 +21,7 @@ if ! "$CC" $san -o "$OUT/probe" "$OUT/probe.c" >/dev/null 2>&1 || ! "$OUT/probe"
 	echo "note: $CC has no ASan/UBSan here; replaying without sanitizers"
 	san=""
 fi
-cflags="-O1 -g -D_GNU_SOURCE -Ifcontexts -Iimgfmt -Iseapp -Ilabeler $pcre_cflags $san"
+cflags="-O1 -g -D_GNU_SOURCE -Ifcontexts -Iimgfmt -Iandroid -Ilabeler $pcre_cflags $san"
 
 # the library, apart from the normal objects
 mkdir -p "$OUT/obj"

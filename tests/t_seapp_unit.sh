@@ -1,7 +1,8 @@
-# The seapp library's unit tests (tests/seappunit.c): seapp_contexts parsing and precedence,
-# each selector and levelFrom, uid names and ranges, packages.list, app data paths, which policy
-# files a device loads (seapp_find_policy), every seapp_contexts in ../shared/data. Expectations
-# from reading Android's code (see the file).
+# The android library's unit tests (tests/seappunit.c): seapp_contexts parsing and precedence,
+# each selector and levelFrom, uid names and ranges, packages.list, app data paths, the device's
+# walks of /data (a table: which walks reach, label and digest each entry), which policy files a
+# device loads (seapp_find_policy), every seapp_contexts in ../shared/data. Expectations from
+# reading Android's code (see the file).
 . "$TOP/tests/lib.sh"
 [ -x "$TOP/tests/seappunit" ] || make -s -C "$TOP" tests/seappunit >/dev/null 2>&1 ||
 	skip "cannot build tests/seappunit"

@@ -421,7 +421,7 @@ static int take_option(struct imgcmd *c, int opt, const char *arg)
 /* With --android-root, the device's seapp_contexts are wanted: for /data, or with --packages. */
 static bool aroot_seapp(const struct imgcmd *c)
 {
-	return (c->mp && !strcmp(c->mp, "/data")) || c->packages;
+	return (c->mp && !strcmp(c->mp, ANDROID_DATA)) || c->packages;
 }
 
 /* --as-device: a device's /data, with its seapp_contexts; it implies --digests. */
@@ -431,7 +431,7 @@ static int device_options(struct imgcmd *c)
 
 	if (c->o.ignore_digests && !c->o.device)
 		why = "--ignore-digests goes with --as-device";
-	else if (c->o.device && strcmp(c->o.mountpoint, "/data"))
+	else if (c->o.device && strcmp(c->o.mountpoint, ANDROID_DATA))
 		why = "--as-device follows a device's own walks of its /data: give -a /data";
 	else if (c->o.device && !c->seapp.n && !aroot_given(&c->aroot))
 		why = "--as-device labels app data as the device does: give the device's "
@@ -784,7 +784,7 @@ static int load_policies(struct imgcmd *c)
 	return EXIT_OK;
 }
 
-#define PACKAGES_LIST "/data/system/packages.list"
+#define PACKAGES_LIST ANDROID_PACKAGES_LIST
 #define PACKAGES_MAX (64u << 20)
 
 /* packages.list from the image (or tree) itself: /data/system/packages.list below the mount
@@ -832,8 +832,8 @@ static int image_packages(struct imgcmd *c)
 		if (rc) {
 			fprintf(stderr, "fclabel %s: %s: cannot read %s in it (%s)%s%s: %s\n", c->cmd,
 				qname(c->target), rel, error_message(rc), not_data ? "; " : "",
-				not_data ? not_data : "", not_data ? "--seapp and --packages are for a "
-				"/data image" : "give --packages FILE");
+				not_data ? not_data : "", not_data ? "--seapp and --packages are for "
+				"a /data image" : "give --packages FILE");
 			return -1;
 		}
 	}
@@ -902,7 +902,7 @@ static int open_outputs(struct imgcmd *c)
 
 static int walk(struct imgcmd *c, const struct label_opts *o, struct label_stats *st)
 {
-	return c->tree ? label_dir(c->target, c->set, o, st) : label_tree(&c->img, c->set, o, st);
+	return c->tree ? label_dir(c->target, c->set, o, st) : ext4_label(&c->img, c->set, o, st);
 }
 
 /* relabel --verify: the full check, on what was just written (what it finds wrong: events of
@@ -1192,7 +1192,7 @@ static int device_data(struct imgcmd *c)
 {
 	char where[sizeof(c->digested_at)];
 
-	if (strcmp(c->o.mountpoint, "/data") || c->o.device || c->full_label)
+	if (strcmp(c->o.mountpoint, ANDROID_DATA) || c->o.device || c->full_label)
 		return EXIT_OK;
 	int rc = data_digested(c->target, c->tree, &c->ip, c->cmd, c->o.mountpoint, where,
 			       sizeof(where));

@@ -8,7 +8,7 @@
 #include <sys/types.h>
 
 #include "fcontexts.h"
-#include "seapp.h"
+#include "android.h"
 #include "engine/engine.h"
 #include "ext4/ext4.h"
 #include "policy/policy.h"

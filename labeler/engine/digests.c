@@ -8,10 +8,10 @@
  * Which directories: without Android's rules (no --seapp) every directory, as restorecon -D
  * does; with them, those Android's boot-time `restorecon --recursive --skip-ce /data` visits and
  * digests: /data and what init descends into from it, app package directories and the other
- * places init stops at (seapp_init_walk) included, nothing below them; and those vold's walk of
- * a user's CE directories at unlock visits and digests (seapp_vold_walk): /data/system_ce/N,
- * /data/vendor_ce/N, /data/misc_ce/N and every directory below them, but for what is below
- * /data/misc_ce/N/sdksandbox.
+ * places init stops at included, nothing below them; and those vold's walk of a user's CE
+ * directories at unlock visits and digests: /data/system_ce/N, /data/vendor_ce/N,
+ * /data/misc_ce/N and every directory below them, but for what is below
+ * /data/misc_ce/N/sdksandbox (android_walk_digests, in android/'s walks.c).
  *
  * The engine keeps a stack of the directories being walked; a problem anywhere (a label that
  * could not be written, a package packages.list does not know, an encrypted directory not
@@ -27,30 +27,26 @@
 
 #include "internal.h"
 
-static bool under_data(const char *path, size_t len)
-{
-	return len >= 5 && !memcmp(path, "/data", 5) && (len == 5 || path[5] == '/');
-}
-
 /* Where a directory stands (its parent is the top of the stack): whether init's walk reaches it,
- * enters it, and digests it. */
+ * enters it, and digests it (android_walk_digests says, for Android's rules). */
 static void place(const struct run *r, const struct label_file *f, struct dstate *d)
 {
 	const struct dstate *up = r->nds ? &r->ds[r->nds - 1] : NULL;
+	struct android_digests w;
 	d->pathlen = f->pathlen;
 	d->right = true;
 	if (!r->o->appdata) {
 		d->visited = d->descends = d->eligible = true;
 		return;
 	}
-	unsigned fl = seapp_init_walk(f->path, f->pathlen, true, r->o->android_build);
-	d->visited = under_data(f->path, f->pathlen) &&
-		     (f->pathlen == 5 || (up && up->visited && up->descends));
-	d->descends = fl & SEAPP_INIT_DESCENDS;
+	android_walk_digests(f->path, f->pathlen, up && up->visited && up->descends,
+			     r->o->android_build, &w);
+	d->visited = w.init_visits;
+	d->descends = w.init_enters;
 	/* --as-device: only where init's boot walk goes in this run (not where a matching digest
 	 * stopped it, nor where installd walks), or vold's */
-	d->eligible = d->visited && (fl & SEAPP_INIT_DIGESTS) && (!r->o->device || r->dev_walked);
-	if (!d->eligible && (seapp_vold_walk(f->path, f->pathlen, true) & SEAPP_INIT_DIGESTS))
+	d->eligible = w.init_digests && (!r->o->device || r->dev_walked);
+	if (!d->eligible && w.vold_digests)
 		d->eligible = !r->o->device || r->dev_vold_walked;
 }
 
@@ -68,48 +64,28 @@ static void hex(const unsigned char *d, size_t n, char *out)
 }
 
 /* The stored digest: 0, or non-zero after a warning. */
-static int stored(struct run *r, const struct label_file *f, const struct walk_entry *e,
+static int stored(struct run *r, const struct label_file *f,
 		  unsigned char *cur, size_t *len)
 {
 	char why[512];
-	errcode_t rc;
-	if (r->src) {
-		if (!f->h)
-			return -1;
-		if (!r->src->get_digest(r->src->arg, f, cur, len, why, sizeof(why)))
-			return 0;
-	} else {
-		if (!(rc = xattr_get_digest(r->x, e->ino, cur, len)))
-			return 0;
-		snprintf(why, sizeof(why), "cannot read security.sehash (inode %u): %s", e->ino,
-			 error_message(rc));
-	}
+	if (!f->h)
+		return -1;
+	if (!r->src->get_digest(r->src->arg, f, cur, len, why, sizeof(why)))
+		return 0;
 	rpt_warn(r, f->path, why);
 	r->st->errors++;
 	return -1;
 }
 
-static int put(struct run *r, const struct label_file *f, const struct walk_entry *e,
+static int put(struct run *r, const struct label_file *f,
 	       const unsigned char *d)
 {
 	char why[512];
-	errcode_t rc;
-	if (r->src) {
-		int rc2 = r->src->set_digest(r->src->arg, f, d, FC_DIGEST_LEN, why, sizeof(why));
-		if (rc2 == 0)
-			return 0;
-		if (rc2 == LSET_READONLY) {
-			label_read_only(r, f->path);
-			return -1;
-		}
-	} else {
-		if (!(rc = xattr_set_digest(r->x, e->ino, d, FC_DIGEST_LEN)))
-			return 0;
-		if (label_image_refused(r, rc))
-			return -1;
-		snprintf(why, sizeof(why), "cannot write security.sehash (inode %u): %s", e->ino,
-			 xattr_strerror(r->x, rc));
-	}
+	int rc = r->src->set_digest(r->src->arg, f, d, FC_DIGEST_LEN, why, sizeof(why));
+	if (rc == LSET_OK)
+		return 0;
+	if (label_stops(r, f, rc, why))
+		return -1;
 	rpt_warn(r, f->path, why);
 	r->st->errors++;
 	return -1;
@@ -125,7 +101,7 @@ static bool same_policy(const struct run *r)
 
 /* The digest of an eligible directory: checked, or written when right. verified: it has the
  * digest the old policy gives (relabel). */
-static void settle(struct run *r, const struct label_file *f, const struct walk_entry *e,
+static void settle(struct run *r, const struct label_file *f,
 		   bool right, bool verified)
 {
 	const struct label_opts *o = r->o;
@@ -152,7 +128,7 @@ static void settle(struct run *r, const struct label_file *f, const struct walk_
 		r->st->digests_withheld++;
 		return;
 	}
-	if (stored(r, f, e, cur, &curlen))
+	if (stored(r, f, cur, &curlen))
 		return;
 	hex(want, FC_DIGEST_LEN, hw);
 	if (curlen == FC_DIGEST_LEN && !memcmp(cur, want, FC_DIGEST_LEN)) {
@@ -184,7 +160,7 @@ static void settle(struct run *r, const struct label_file *f, const struct walk_
 		rpt_event(r, has ? "digest-stale" : "digest-missing", f->path, has, hw, NULL, NULL);
 		return;
 	}
-	if (o->mode == LM_LABEL && put(r, f, e, want))
+	if (o->mode == LM_LABEL && put(r, f, want))
 		return;
 	r->st->digests_written++;
 	if (o->verbose) {
@@ -196,7 +172,7 @@ static void settle(struct run *r, const struct label_file *f, const struct walk_
 	      NULL, NULL);
 }
 
-int dig_enter(struct run *r, const struct label_file *f, const struct walk_entry *e)
+int dig_enter(struct run *r, const struct label_file *f)
 {
 	if (r->nds == r->capds) {
 		size_t c = r->capds ? r->capds * 2 : 64;
@@ -209,12 +185,12 @@ int dig_enter(struct run *r, const struct label_file *f, const struct walk_entry
 	struct dstate d;
 	place(r, f, &d);
 	d.right = !r->entry_wrong;
-	d.verified = dig_verified(r, f, e);
+	d.verified = dig_verified(r, f);
 	r->ds[r->nds++] = d;
 	return 0;
 }
 
-void dig_leave(struct run *r, const struct label_file *f, const struct walk_entry *e)
+void dig_leave(struct run *r, const struct label_file *f)
 {
 	if (!r->nds)
 		return;
@@ -224,10 +200,10 @@ void dig_leave(struct run *r, const struct label_file *f, const struct walk_entr
 	if (!d.right)
 		dig_wrong(r);
 	if (d.eligible)
-		settle(r, f, e, d.right, d.verified);
+		settle(r, f, d.right, d.verified);
 }
 
-void dig_not_entered(struct run *r, const struct label_file *f, const struct walk_entry *e,
+void dig_not_entered(struct run *r, const struct label_file *f,
 		     bool right, bool verified)
 {
 	struct dstate d;
@@ -235,12 +211,12 @@ void dig_not_entered(struct run *r, const struct label_file *f, const struct wal
 	if (!right)
 		dig_wrong(r);
 	if (d.eligible)
-		settle(r, f, e, right, verified);
+		settle(r, f, right, verified);
 }
 
 /* Whether the last run left every label at and below the directory right: its digest is the one
  * the old policy gives; a directory that carries none stands with the nearest one above it. */
-bool dig_verified(struct run *r, const struct label_file *f, const struct walk_entry *e)
+bool dig_verified(struct run *r, const struct label_file *f)
 {
 	unsigned char was[FC_DIGEST_LEN], cur[64];
 	size_t curlen = 0;
@@ -253,17 +229,17 @@ bool dig_verified(struct run *r, const struct label_file *f, const struct walk_e
 		return r->nds && r->ds[r->nds - 1].verified;
 	if (fc_digest(r->o->oldset, f->path, was))
 		return false;
-	return !stored(r, f, e, cur, &curlen) && curlen == FC_DIGEST_LEN &&
+	return !stored(r, f, cur, &curlen) && curlen == FC_DIGEST_LEN &&
 	       !memcmp(cur, was, FC_DIGEST_LEN);
 }
 
 /* Android's check_context_match_for_dir: the stored digest is the one this policy gives (a
  * directory no spec reaches has none to match). */
-bool dig_matches(struct run *r, const struct label_file *f, const struct walk_entry *e)
+bool dig_matches(struct run *r, const struct label_file *f)
 {
 	unsigned char want[FC_DIGEST_LEN], cur[64];
 	size_t curlen = 0;
 
-	return !fc_digest(r->set, f->path, want) && !stored(r, f, e, cur, &curlen) &&
+	return !fc_digest(r->set, f->path, want) && !stored(r, f, cur, &curlen) &&
 	       curlen == FC_DIGEST_LEN && !memcmp(cur, want, FC_DIGEST_LEN);
 }

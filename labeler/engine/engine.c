@@ -1,4 +1,4 @@
-/* label_tree: the walk that looks every file up and writes (or checks) its label. */
+/* label_source: the walk that looks every file of a target up and writes (or checks) its label. */
 #include <errno.h>
 #include <et/com_err.h>
 #include <stdlib.h>
@@ -6,116 +6,6 @@
 #include <unistd.h>
 
 #include "internal.h"
-
-struct suspect {
-	blk64_t blk; /* first: bsearch compares it */
-	unsigned refcount;
-	size_t users;
-};
-
-static int cmp_blk(const void *a, const void *b)
-{
-	blk64_t x = *(const blk64_t *)a, y = *(const blk64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* The attribute blocks of the inodes in use (links count not 0, as e2fsck counts them), and of
- * the orphans, whose references a mount releases later. */
-struct ea_list {
-	blk64_t *blks;
-	size_t n, cap;
-	const struct orphans *orphans;
-};
-
-static int add_ea_block(ext2_filsys fs, ext2_ino_t ino, const struct ext2_inode *in, void *arg)
-{
-	struct ea_list *l = arg;
-	blk64_t b = ext2fs_file_acl_block(fs, (struct ext2_inode *)in);
-	if (!b || !inode_holds_blocks(l->orphans, ino, in))
-		return 0;
-	if (l->n == l->cap) {
-		size_t c = l->cap ? l->cap * 2 : 1024;
-		blk64_t *nbk = realloc(l->blks, c * sizeof(*nbk));
-		if (!nbk)
-			return -1;
-		l->blks = nbk;
-		l->cap = c;
-	}
-	l->blks[l->n++] = b;
-	return 0;
-}
-
-/*
- * Counts the inodes in use that point to each attribute block, and keeps the blocks whose
- * h_refcount says otherwise. Dropping a reference trusts h_refcount: one too low frees (or
- * rewrites in place) a block other inodes still use, one too high leaks it. Done once, before
- * the first write to an inode that has a block (the inode tables read as itable_each reads
- * them: a relabel that writes a few thousand files spent most of its time here).
- */
-static void count_ea_refs(struct run *r)
-{
-	ext2_filsys fs = r->img->fs;
-	struct ea_list l = { 0 };
-	struct suspect *sus = NULL;
-	size_t nsus = 0;
-	char *buf = malloc(fs->blocksize);
-
-	r->refs = -1;
-	if (!buf || xattr_orphans(r->x, &l.orphans) || itable_each(fs, add_ea_block, &l))
-		goto out;
-	blk64_t *blks = l.blks;
-	size_t n = l.n;
-	qsort(blks, n, sizeof(*blks), cmp_blk);
-	for (size_t i = 0, j; i < n; i = j) {
-		for (j = i; j < n && blks[j] == blks[i]; j++)
-			;
-		/* unreadable or not a block of attributes: the inodes using it report that */
-		struct ext2_ext_attr_header *h = (struct ext2_ext_attr_header *)buf;
-		if (io_channel_read_blk64(fs->io, blks[i], 1, buf) ||
-		    ext2fs_le32_to_cpu(h->h_magic) != EXT2_EXT_ATTR_MAGIC ||
-		    ext2fs_le32_to_cpu(h->h_refcount) == j - i)
-			continue;
-		struct suspect *ns = realloc(sus, (nsus + 1) * sizeof(*ns));
-		if (!ns)
-			goto out;
-		sus = ns;
-		sus[nsus++] = (struct suspect){ blks[i], ext2fs_le32_to_cpu(h->h_refcount), j - i };
-	}
-	r->suspect = sus;
-	r->nsuspect = nsus;
-	sus = NULL;
-	r->refs = 1;
-out:
-	free(sus);
-	free(l.blks);
-	free(buf);
-}
-
-static int commit(struct run *r);
-
-/* Whether the write to this inode may go ahead; when not, says why. */
-static bool refs_trusted(struct run *r, const struct walk_entry *e, char *why, size_t n)
-{
-	blk64_t b = ext2fs_file_acl_block(r->img->fs, (struct ext2_inode *)e->inode);
-	if (!b)
-		return true;
-	if (!r->refs) {
-		/* the count reads the blocks from the image: those held in memory first (and, in
-		 * place, no reference waits to be dropped) */
-		if (commit(r) || xattr_write_back(r->x))
-			r->refs = -1;
-		else
-			count_ea_refs(r);
-	}
-	const struct suspect *su;
-	if (r->refs < 0 || !r->nsuspect ||
-	    !(su = bsearch(&b, r->suspect, r->nsuspect, sizeof(*su), cmp_blk)))
-		return true;
-	snprintf(why, n, "inode %u: its attribute block %llu has h_refcount %u but %zu inodes use "
-		 "it (run e2fsck); left as it is", e->ino, (unsigned long long)b, su->refcount,
-		 su->users);
-	return false;
-}
 
 static struct link *link_slot(struct run *r, uint64_t dev, uint64_t ino)
 {
@@ -216,17 +106,12 @@ static bool first_name(struct run *r, const struct label_file *f, const struct w
 }
 
 /* The file's current label (*cur NULL when it has none); false after a warning. */
-static bool current_label(struct run *r, const struct label_file *f, const struct walk_entry *e,
-			  const char **cur, size_t *len)
+static bool current_label(struct run *r, const struct label_file *f, const char **cur,
+			  size_t *len)
 {
 	char why[1024];
-	errcode_t xrc = 0;
-	if (r->src ? r->src->get(r->src->arg, f, cur, len, why, sizeof(why)) == 0
-		   : (xrc = xattr_get_label(r->x, e->ino, e->inode, cur, len)) == 0)
+	if (r->src->get(r->src->arg, f, cur, len, why, sizeof(why)) == 0)
 		return true;
-	if (xrc)
-		snprintf(why, sizeof(why), "cannot read its attributes (inode %u): %s; left as it is",
-			 e->ino, error_message(xrc));
 	rpt_warn(r, f->path, why);
 	r->st->errors++;
 	mark_wrong(r);
@@ -234,30 +119,24 @@ static bool current_label(struct run *r, const struct label_file *f, const struc
 }
 
 /* Writes the label; false after a warning (counted as an error). */
-static bool write_label(struct run *r, const struct label_file *f, const struct walk_entry *e,
-			const char *cur, const struct want *w)
+static bool write_label(struct run *r, const struct label_file *f, const char *cur,
+			const struct want *w)
 {
-	char w1[8192], w2[1024];
-	const char *why = w2;
-	int src = LSET_OK;
-	errcode_t xrc;
-	if (r->src) {
-		src = r->src->set(r->src->arg, f, w->ctx, w2, sizeof(w2));
-		if (src == LSET_READONLY) {
-			label_read_only(r, f->path);
-			return false;
-		}
-	} else if ((xrc = xattr_set_label(r->x, e->ino, e->inode, w->ctx))) {
-		src = xrc == EXT2_ET_BLOCK_ALLOC_FAIL ? LSET_NOSPACE : LSET_ERROR;
-		why = xattr_strerror(r->x, xrc);
-		if (label_image_refused(r, xrc))
-			return false;
-	}
-	if (src == LSET_OK)
+	char w1[8192], why[1024];
+	int rc = r->src->set(r->src->arg, f, w->ctx, why, sizeof(why));
+	if (rc == LSET_OK)
 		return true;
+	if (label_stops(r, f, rc, why))
+		return false;
+	if (rc == LSET_LEFT) {
+		/* damage found there (a count no write may trust): as the walk reports damage */
+		rpt_walk_warn(r, f->path, why);
+		mark_wrong(r);
+		return false;
+	}
 	snprintf(w1, sizeof(w1), "cannot write %s: %s; left as it is", w->ctx, why);
-	/* a full image: the first few are named, the total follows at the end */
-	if (src != LSET_NOSPACE || ++r->st->nospace <= 10)
+	/* a full target: the first few are named, the total follows at the end */
+	if (rc != LSET_NOSPACE || ++r->st->nospace <= 10)
 		rpt_warn(r, f->path, w1);
 	else
 		r->st->warnings++;
@@ -287,7 +166,7 @@ static bool level_only(const char *cur, size_t curlen, const char *want)
 
 /* relabel: whether the directory may be left out, as no change of the policy (nor of a
  * package's seapp answer) can reach below it, and with --digests the last run left it right. */
-static bool prunable(struct run *r, const struct label_file *f, const struct walk_entry *e)
+static bool prunable(struct run *r, const struct label_file *f)
 {
 	const struct label_opts *o = r->o;
 	if (!o->diff || r->collect_only)
@@ -297,16 +176,16 @@ static bool prunable(struct run *r, const struct label_file *f, const struct wal
 		return false;
 	if (fc_diff_reaches(o->diff, f->path))
 		return false;
-	return !o->digests || (r->entry_verified = dig_verified(r, f, e));
+	return !o->digests || (r->entry_verified = dig_verified(r, f));
 }
 
 /* Counts the file, and decides whether its subtree is walked (1: no change can reach it). */
-static int enter(struct run *r, const struct label_file *f, const struct walk_entry *e)
+static int enter(struct run *r, const struct label_file *f)
 {
 	int descend = 0;
 	r->st->scanned++;
-	if (LINUX_S_ISDIR(f->mode)) {
-		if (prunable(r, f, e)) {
+	if (S_ISDIR(f->mode)) {
+		if (prunable(r, f)) {
 			descend = 1;
 			r->st->dirs_skipped++;
 		} else {
@@ -320,9 +199,9 @@ static int enter(struct run *r, const struct label_file *f, const struct walk_en
 static bool valid_type(struct run *r, const struct label_file *f)
 {
 	char w[256];
-	switch (f->mode & LINUX_S_IFMT) {
-	case LINUX_S_IFREG: case LINUX_S_IFDIR: case LINUX_S_IFLNK: case LINUX_S_IFCHR:
-	case LINUX_S_IFBLK: case LINUX_S_IFIFO: case LINUX_S_IFSOCK:
+	switch (f->mode & S_IFMT) {
+	case S_IFREG: case S_IFDIR: case S_IFLNK: case S_IFCHR:
+	case S_IFBLK: case S_IFIFO: case S_IFSOCK:
 		return true;
 	}
 	snprintf(w, sizeof(w), "inode %llu has an invalid file type (mode 0%o); left as it is",
@@ -441,8 +320,7 @@ static int wanted(struct run *r, const struct label_file *f, struct want *w, int
 }
 
 /* Labels (checks) one file: -1 when out of memory. */
-static int label_one(struct run *r, const struct label_file *f, const struct walk_entry *e,
-		     int *descend)
+static int label_one(struct run *r, const struct label_file *f, int *descend)
 {
 	const struct label_opts *o = r->o;
 	struct label_stats *st = r->st;
@@ -460,7 +338,7 @@ static int label_one(struct run *r, const struct label_file *f, const struct wal
 		return 0;
 	if (r->dev_keep || r->dev_lazy) {
 		/* --as-device: what the device does depends on the label the file has */
-		if (!current_label(r, f, e, &cur, &curlen))
+		if (!current_label(r, f, &cur, &curlen))
 			return 0;
 		have = true;
 		if (r->dev_keep && cur) {
@@ -470,17 +348,17 @@ static int label_one(struct run *r, const struct label_file *f, const struct wal
 		}
 		r->entry_differs = !label_same(cur, curlen, w.ctx);
 	}
-	if (!LINUX_S_ISDIR(f->mode) && f->nlink > 1 && !first_name(r, f, &w, &fatal))
+	if (!S_ISDIR(f->mode) && f->nlink > 1 && !first_name(r, f, &w, &fatal))
 		return fatal;
 	if (r->collect_only)
 		return 0;
-	if (!have && !current_label(r, f, e, &cur, &curlen))
+	if (!have && !current_label(r, f, &cur, &curlen))
 		return 0;
 	if (label_same(cur, curlen, w.ctx)) {
 		st->unchanged++;
 		return 0;
 	}
-	if (o->diff && !LINUX_S_ISDIR(f->mode) && f->nlink > 1) {
+	if (o->diff && !S_ISDIR(f->mode) && f->nlink > 1) {
 		/* Another name of this inode may sit in a subtree this walk skips, and come first
 		 * in walk order: then it decides. Only a full walk can tell. */
 		r->need_full = true;
@@ -497,12 +375,7 @@ static int label_one(struct run *r, const struct label_file *f, const struct wal
 		rpt_event(r, "differs", f->path, cur, w.ctx, w.spec, NULL);
 		return 0;
 	}
-	if (o->mode == LM_LABEL && e && !refs_trusted(r, e, w1, sizeof(w1))) {
-		rpt_walk_warn(r, f->path, w1);
-		mark_wrong(r);
-		return 0;
-	}
-	if (o->mode == LM_LABEL && !write_label(r, f, e, cur, &w))
+	if (o->mode == LM_LABEL && !write_label(r, f, cur, &w))
 		return 0;
 	st->changed++;
 	if (o->verbose) {
@@ -517,7 +390,7 @@ static int label_one(struct run *r, const struct label_file *f, const struct wal
 
 /* A directory that would be entered but is encrypted: its names are ciphertext, and a label
  * made from one would be wrong. Returns 1: not entered. */
-static int encrypted_dir(struct run *r, const struct label_file *f, const struct walk_entry *e)
+static int encrypted_dir(struct run *r, const struct label_file *f)
 {
 	if (!r->collect_only) {
 		r->st->encrypted++;
@@ -526,75 +399,51 @@ static int encrypted_dir(struct run *r, const struct label_file *f, const struct
 	}
 	mark_wrong(r);
 	if (r->o->digests && !r->collect_only)
-		dig_not_entered(r, f, e, false, false);
+		dig_not_entered(r, f, false, false);
 	return 1;
 }
 
 /* --as-device: one entry as the device's own walks treat it (device.c says which reach it). */
-static int visit_as_device(struct run *r, const struct label_file *f, const struct walk_entry *e)
+static int visit_as_device(struct run *r, const struct label_file *f)
 {
 	bool digests = r->o->digests && !r->collect_only;
-	struct dev_entry d;
+	struct android_walk d;
 	int descend = 0;
 
 	r->st->scanned++;
 	rpt_progress(r);
 	if (!valid_type(r, f))
 		return 1;
-	dev_classify(r, f, e, &d);
+	dev_classify(r, f, &d);
 	r->dev_keep = !d.labels;
-	r->dev_lazy = d.role & DEV_LAZY;
+	r->dev_lazy = d.reach & ANDROID_WALK_LAZY;
 	r->dev_walked = d.boot;
 	r->dev_vold_walked = d.vold;
 	r->entry_differs = -1;
-	int rc = label_one(r, f, e, &descend);
+	int rc = label_one(r, f, &descend);
 	r->dev_keep = r->dev_lazy = false;
 	if (rc < 0)
 		return -1;
-	if (!LINUX_S_ISDIR(f->mode))
+	if (!S_ISDIR(f->mode))
 		return 1;
-	bool in_progress = (d.role & DEV_LAZY) && dev_in_progress(r, f, e);
+	bool in_progress = (d.reach & ANDROID_WALK_LAZY) && dev_in_progress(r, f);
 	dev_report(r, f, &d, r->entry_differs, in_progress);
 	unsigned below = descend ? 0 : dev_below(f, &d, r->entry_differs > 0 || in_progress);
 	if (below && f->encrypted)
-		return encrypted_dir(r, f, e);
+		return encrypted_dir(r, f);
 	if (!below) {
 		/* what is below is right as far as the device knows, but for what was found at f */
 		if (digests && !d.matched)
-			dig_not_entered(r, f, e, !r->entry_wrong, false);
+			dig_not_entered(r, f, !r->entry_wrong, false);
 		return 1;
 	}
-	if (dev_push(r, below) < 0 || (digests && dig_enter(r, f, e) < 0))
+	if (dev_push(r, below) < 0 || (digests && dig_enter(r, f) < 0))
 		return -1;
 	r->st->dirs++;
 	return 0;
 }
 
 volatile sig_atomic_t label_stop_signal;
-
-/* In place: what is held made durable; the counts of what is on disk follow. */
-static int commit(struct run *r)
-{
-	/* in place, each commit goes to the file that was opened: only while the path names it */
-	if (xattr_commit_due(r->x) || xattr_held(r->x)) {
-		if (!img_whole_or_nothing(r->img) &&
-		    !img_still_target(r->img, r->lost, sizeof(r->lost))) {
-			r->commit_rc = LABEL_TARGET_LOST;
-			return -1;
-		}
-	}
-	if ((r->commit_rc = xattr_commit(r->x))) {
-		/* (in order, the labels are on disk once the inodes are) */
-		if (xattr_inodes_on_disk(r->x)) {
-			r->st->written = r->st->changed;
-			r->st->digests_on_disk = r->st->digests_written;
-		}
-		return -1;
-	}
-	r->st->written = r->st->changed;
-	r->st->digests_on_disk = r->st->digests_written;
-	return 0;
-}
 
 void label_read_only(struct run *r, const char *path)
 {
@@ -603,49 +452,69 @@ void label_read_only(struct run *r, const char *path)
 	r->read_only = true;
 }
 
-bool label_image_refused(struct run *r, errcode_t rc)
+bool label_stops(struct run *r, const struct label_file *f, int rc, const char *why)
 {
-	/* the claims scan stopped at SIGINT or SIGTERM: the walk stops at the next file */
-	if (rc == CLAIMS_E_INTERRUPTED)
+	switch (rc) {
+	case LSET_READONLY:
+		label_read_only(r, f->path);
 		return true;
-	if (rc != XATTR_E_CLAIMS)
-		return false;
-	r->refused = true;
-	return true;
+	case LSET_REFUSED:
+		if (!r->refused)
+			snprintf(r->stop_why, sizeof(r->stop_why), "%s", why);
+		r->refused = true;
+		return true;
+	case LSET_INTERRUPTED: /* (the walk stops at the next file, at the signal) */
+		return true;
+	}
+	return false;
+}
+
+/* The target's word between two files: whether the walk goes on; what it made durable is
+ * counted on disk. */
+static bool target_between(struct run *r)
+{
+	bool durable = false;
+	int how = r->src->between ? r->src->between(r->src->arg, &durable, r->stop_why,
+						     sizeof(r->stop_why)) : 0;
+	if (durable) {
+		r->st->written = r->st->changed;
+		r->st->digests_on_disk = r->st->digests_written;
+	}
+	if (how)
+		r->stop = how;
+	return !how;
 }
 
 /* check of a device's /data without --as-device: which of the device's walks would set the
  * entry's label (device.c), so that the differences they would leave are counted
  * (device_levels); the check itself is the full one. */
-static void shadow_classify(struct run *r, const struct label_file *f, const struct walk_entry *e,
-			    struct dev_entry *d)
+static void shadow_classify(struct run *r, const struct label_file *f,
+			    struct android_walk *d)
 {
-	dev_classify(r, f, e, d);
+	dev_classify(r, f, d);
 	r->shadow_keep = !d->labels;
-	r->dev_lazy = d->role & DEV_LAZY; /* (label_one says whether its label is wanted) */
+	r->dev_lazy = d->reach & ANDROID_WALK_LAZY; /* (label_one: whether its label is wanted) */
 	r->entry_differs = -1;
 }
 
 /* ... and what they hand to the entries of the directory f the check enters. */
-static int shadow_enter(struct run *r, const struct label_file *f, const struct walk_entry *e,
-			const struct dev_entry *d)
+static int shadow_enter(struct run *r, const struct label_file *f,
+			const struct android_walk *d)
 {
-	bool redo = r->entry_differs > 0 || ((d->role & DEV_LAZY) && dev_in_progress(r, f, e));
+	bool redo = r->entry_differs > 0 ||
+		    ((d->reach & ANDROID_WALK_LAZY) && dev_in_progress(r, f));
 	unsigned below = dev_below(f, d, redo);
-	return dev_push(r, below ? below : DEV_NONE);
+	return dev_push(r, below ? below : ANDROID_WALK_NONE);
 }
 
-/* One file, from either walk: e is the image's entry, NULL on a live tree (r->src). */
-static int visit_file(struct run *r, const struct label_file *f, const struct walk_entry *e)
+/* One file, as the target's walk met it. */
+static int visit_file(struct run *r, const struct label_file *f)
 {
 	const struct label_opts *o = r->o;
 
-	/* SIGINT or SIGTERM, an I/O error of the image, or an image refused: the walk stops here */
-	if (label_stop_signal || r->refused || r->read_only || (r->img && imgfmt_io_error()) ||
-	    r->commit_rc)
-		return -1;
-	/* between two files: what is held in place made durable, once enough is */
-	if (r->x && xattr_commit_due(r->x) && commit(r))
+	/* SIGINT or SIGTERM, a target refused or read-only, or the target's own reason (an I/O
+	 * error, a failed commit): the walk stops here */
+	if (label_stop_signal || r->refused || r->read_only || r->stop || !target_between(r))
 		return -1;
 
 	r->entry_wrong = false;
@@ -655,64 +524,45 @@ static int visit_file(struct run *r, const struct label_file *f, const struct wa
 		return 1;
 	}
 	if (o->device)
-		return visit_as_device(r, f, e);
-	int descend = enter(r, f, e);
+		return visit_as_device(r, f);
+	int descend = enter(r, f);
 	bool pruned = descend;
 	if (!valid_type(r, f))
 		return 1;
-	struct dev_entry d;
+	struct android_walk d;
 	if (o->device_shadow)
-		shadow_classify(r, f, e, &d);
-	int rc = label_one(r, f, e, &descend);
+		shadow_classify(r, f, &d);
+	int rc = label_one(r, f, &descend);
 	r->shadow_keep = r->dev_lazy = false;
 	if (rc < 0)
 		return -1;
-	if (!LINUX_S_ISDIR(f->mode))
+	if (!S_ISDIR(f->mode))
 		return descend;
 	if (f->encrypted && !descend)
-		return encrypted_dir(r, f, e);
+		return encrypted_dir(r, f);
 	if (o->digests && !r->collect_only) {
-		if (!descend && dig_enter(r, f, e) < 0)
+		if (!descend && dig_enter(r, f) < 0)
 			return -1;
 		if (descend)
-			dig_not_entered(r, f, e, pruned && !r->entry_wrong, r->entry_verified);
+			dig_not_entered(r, f, pruned && !r->entry_wrong, r->entry_verified);
 	}
-	if (o->device_shadow && !descend && shadow_enter(r, f, e, &d) < 0)
+	if (o->device_shadow && !descend && shadow_enter(r, f, &d) < 0)
 		return -1;
 	return descend;
-}
-
-static int visit(const struct walk_entry *e, void *arg)
-{
-	struct label_file f = { e->path, e->pathlen, e->inode->i_mode, e->inode->i_links_count,
-				0, e->ino, NULL, (e->inode->i_flags & EXT4_ENCRYPT_FL) != 0,
-				  NULL, 0 };
-	return visit_file(arg, &f, e);
-}
-
-static int leave(const struct walk_entry *e, void *arg)
-{
-	struct run *r = arg;
-	struct label_file f = { e->path, e->pathlen, LINUX_S_IFDIR, 1, 0, e->ino, NULL, false, NULL, 0 };
-	if (r->o->digests && !r->collect_only)
-		dig_leave(r, &f, e);
-	if (r->o->device || r->o->device_shadow)
-		dev_pop(r);
-	return 0;
 }
 
 void label_leave(struct label_run *run, const struct label_file *f)
 {
 	struct run *r = (struct run *)run;
 	if (r->o->digests && !r->collect_only)
-		dig_leave(r, f, NULL);
+		dig_leave(r, f);
 	if (r->o->device || r->o->device_shadow)
 		dev_pop(r);
 }
 
 int label_visit(struct label_run *run, const struct label_file *f)
 {
-	return visit_file((struct run *)run, f, NULL);
+	return visit_file((struct run *)run, f);
 }
 
 bool label_writes_ahead(struct label_run *run)
@@ -726,11 +576,9 @@ void label_walk_warn(struct label_run *run, const char *path, const char *msg)
 	rpt_walk_warn(run, path, msg);
 }
 
-static errcode_t walk_any(struct run *r, struct walk_stats *ws)
+static long walk_any(struct run *r)
 {
-	if (r->src)
-		return r->src->walk(r->src->arg, (struct label_run *)r);
-	return walk_image(r->img->fs, r->o->mountpoint, visit, leave, r, ws, rpt_walk_warn);
+	return r->src->walk(r->src->arg, (struct label_run *)r);
 }
 
 static void free_links(struct run *r)
@@ -744,59 +592,94 @@ static void free_links(struct run *r)
 	r->nlinks = r->linkmask = 0;
 }
 
-/* The walk's outcome, once it has returned: a stop asked for by a signal, or made by an I/O
- * error of the image, overrides what the walk made of it (an error returned from a visit). */
-static errcode_t stopped(struct run *r, errcode_t rc)
+/* How the walk ended, once it has returned: a stop asked for by a signal, by the target (an
+ * I/O error, a failed commit), a refusal or a read-only file system overrides what the walk made
+ * of it (an error returned from a visit). */
+static int stopped(struct run *r, long rc)
 {
 	rpt_clear(r);
 	if (label_stop_signal)
 		return LABEL_INTERRUPTED;
-	if (r->img && imgfmt_io_error())
-		return LABEL_IO_FAILED;
-	if (r->commit_rc)
-		return r->commit_rc;
+	if (r->stop)
+		return r->stop == LSRC_IO ? LABEL_IO_FAILED : LABEL_FAILED;
 	if (r->refused)
 		return LABEL_REFUSED;
 	if (r->read_only)
 		return LABEL_READ_ONLY;
-	return rc;
+	if (rc) {
+		snprintf(r->stop_why, sizeof(r->stop_why), "%s: the walk stopped: %s", r->src->name,
+			 rc > 0 ? strerror((int)rc) : error_message((errcode_t)rc));
+		return LABEL_FAILED;
+	}
+	return 0;
 }
 
-/* An image (img), or a live tree (src). */
-static int label_any(struct image *img, const struct label_src *src, const fc_set *set,
-		     const struct label_opts *o, struct label_stats *st)
+/* The target's word at the end: what writing takes then; every label written is on disk when it
+ * says so (or, with nothing to say, as each was written: a live tree). */
+static int target_finish(struct run *r, int rc)
 {
-	struct run r = { .img = img, .src = src, .set = set, .o = o, .st = st };
-	struct walk_stats ws = { 0 };
-	const char *name = img ? img->name : src->name;
-	errcode_t rc;
+	bool durable = !r->src->finish;
+	int how = rc == 0 ? LSRC_DONE : rc == LABEL_IO_FAILED ? LSRC_IO : rc == LABEL_FAILED ?
+		  LSRC_FAILED : LSRC_STOPPED;
+	char why[sizeof(r->stop_why)];
+	int f = r->src->finish ? r->src->finish(r->src->arg, how, r->st, &durable, why, sizeof(why))
+			       : 0;
+	if (durable) {
+		r->st->written = r->st->changed;
+		r->st->digests_on_disk = r->st->digests_written;
+	}
+	if (!f || rc == LABEL_IO_FAILED || rc == LABEL_FAILED)
+		return rc;
+	snprintf(r->stop_why, sizeof(r->stop_why), "%s", why);
+	return f == LSRC_IO ? LABEL_IO_FAILED : LABEL_FAILED;
+}
+
+/* What stopped the walk, said once at the end. */
+static void say_stop(struct run *r, int rc)
+{
+	const char *cmd = r->o->cmd, *name = r->src->name;
+	struct label_stats *st = r->st;
+	if (rc == LABEL_INTERRUPTED) {
+		st->interrupted = true;
+		return;
+	}
+	if (rc == LABEL_IO_FAILED)
+		fprintf(stderr, "fclabel %s: %s; stopped\n", cmd, r->stop_why);
+	else if (rc == LABEL_READ_ONLY)
+		fprintf(stderr, "fclabel %s: %s: %s is on a read-only file system; stopped at the first "
+			"write\n", cmd, name, qname(r->read_only_at));
+	else if (rc == LABEL_REFUSED)
+		fprintf(stderr, "fclabel %s: %s: refusing to write to it: %s; stopped (run e2fsck "
+			"-f first; fclabel-label(1) says what is checked)\n", cmd, name, r->stop_why);
+	else if (rc == LABEL_FAILED)
+		fprintf(stderr, "fclabel %s: %s\n", cmd, r->stop_why);
+	if (rc)
+		st->errors++;
+}
+
+int label_source(const struct label_src *src, const fc_set *set, const struct label_opts *o,
+		 struct label_stats *st)
+{
+	struct run r = { .src = src, .set = set, .o = o, .st = st };
+	int rc;
 
 	memset(st, 0, sizeof(*st));
 	r.start = rpt_now();
 	r.tty = o->progress && isatty(STDERR_FILENO);
-	r.total = src ? src->total
-		      : img->fs->super->s_inodes_count - img->fs->super->s_free_inodes_count;
-	/* a copy that replaces the image only when complete: the writes' order is free */
-	if (img && !(r.x = xattr_new(img->fs, img->replaced || img->fmt == IMGFMT_SPARSE))) {
-		fprintf(stderr, "fclabel %s: out of memory\n", o->cmd);
-		return -1;
-	}
-	if (img && img->ov_mode)
-		xattr_set_inplace(r.x, img->ov_mode == IMGFMT_OV_ORDERED, img->commit_limit);
+	r.total = src->total;
 	if (o->strict && o->mode == LM_LABEL) {
 		/* first pass: conflicts are an error before anything is written */
 		r.collect_only = true;
-		rc = walk_any(&r, &ws);
+		long wrc = walk_any(&r);
 		rpt_clear(&r);
 		unsigned long conflicts = st->conflicts;
 		free_links(&r);
-		if (rc || conflicts) {
-			if (!rc)
+		if (wrc || conflicts) {
+			if (!wrc)
 				fprintf(stderr, "fclabel %s: %lu hard link conflict(s) and --strict: "
 					"nothing written\n", o->cmd, conflicts);
 			st->conflicts = conflicts;
-			xattr_free(r.x);
-			st->aborted = rc ? "walk failed" : "hard link conflicts under --strict";
+			st->aborted = wrc ? "walk failed" : "hard link conflicts under --strict";
 			return -1;
 		}
 		memset(st, 0, sizeof(*st));
@@ -804,7 +687,7 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 		r.ndev = 0;
 		r.start = rpt_now();
 	}
-	rc = stopped(&r, walk_any(&r, &ws));
+	rc = stopped(&r, walk_any(&r));
 	if (!rc && r.need_full) {
 		struct label_opts full = *o;
 		struct label_stats first = *st;
@@ -815,99 +698,22 @@ static int label_any(struct image *img, const struct label_src *src, const fc_se
 		memset(st, 0, sizeof(*st));
 		r.o = &full;
 		r.need_full = false;
-		rc = stopped(&r, walk_any(&r, &ws));
+		rc = stopped(&r, walk_any(&r));
 		st->changed += first.changed;
 		st->unchanged -= st->unchanged >= first.changed ? first.changed : 0;
 		st->dirs_skipped = 0;
 	}
-	unsigned long fixed = 0;
-	/* (the counts are made right from inodes on disk: ordered writes put them there first) */
-	if (!rc && o->mode == LM_LABEL && img && commit(&r))
-		rc = r.commit_rc;
-	if (!rc && o->mode == LM_LABEL && img) {
-		rc = xattr_reconcile(r.x, &fixed);
-		if (fixed)
-			fprintf(stderr, "fclabel %s: %s: corrected the reference counts of %lu shared "
-				"label block(s), left wrong by an interrupted run\n", o->cmd,
-				img->name, fixed);
-	}
-	errcode_t wrc;
-	char qwhy[512];
-	if (r.x && (wrc = xattr_write_back(r.x)) && !rc)
-		rc = wrc;
-	/* a walk stopped between two files (a signal, a refusal) leaves what it did whole: in
-	 * place that is committed too; after an I/O error, only what the last commit made */
-	if (img && imgfmt_io_error())
-		rc = LABEL_IO_FAILED;
-	bool whole = !rc || rc == LABEL_INTERRUPTED || rc == LABEL_REFUSED;
-	if (r.x && whole && (wrc = xattr_finish(r.x, qwhy, sizeof(qwhy)))) {
-		if (*qwhy)
-			fprintf(stderr, "fclabel %s: %s: %s\n", o->cmd, name, qwhy);
-		if (!rc)
-			rc = wrc;
-	} else if (r.x && whole) {
-		st->written = st->changed;
-		st->digests_on_disk = st->digests_written;
-	}
-	if (img && imgfmt_io_error())
-		rc = LABEL_IO_FAILED;
-	/* a commit that failed part of the way may have left steps of it on disk */
-	if (img && (rc == LABEL_IO_FAILED || r.commit_rc || xattr_commit_failed(r.x)))
-		img->keep_marker = true;
-	if (!r.x) {
-		st->written = st->changed; /* a live tree: each label is on disk once set */
-		st->digests_on_disk = st->digests_written;
-	}
+	rc = target_finish(&r, rc);
 	if (st->nospace)
 		fprintf(stderr, "fclabel %s: %s: %lu file(s) could not be labeled: the %s has no "
-			"free %s for their labels (%s)\n", o->cmd, name, st->nospace,
-			img ? "image" : "file system", img ? "block" : "space",
+			"free %s for their labels (%s)\n", o->cmd, src->name, st->nospace,
+			src->what ? src->what : "target", src->unit ? src->unit : "space",
 			st->nospace > 10 ? "the first 10 are named above" : "named above");
-	if (r.x)
-		xattr_stats(r.x, &st->ea_allocated, &st->ea_shared, &st->claims_seconds);
-	char refusal[512] = "";
-	if (rc == LABEL_REFUSED) /* (the reason lives in r.x) */
-		snprintf(refusal, sizeof(refusal), "%s", xattr_strerror(r.x, XATTR_E_CLAIMS));
-	xattr_free(r.x);
-	free(r.suspect);
 	free(r.ds);
 	free(r.dev);
 	free_links(&r);
 	st->seconds = rpt_now() - r.start;
 	st->total = r.total;
-	if (rc == LABEL_INTERRUPTED) {
-		st->interrupted = true;
-	} else if (rc == LABEL_IO_FAILED) {
-		fprintf(stderr, "fclabel %s: %s; stopped\n", o->cmd, imgfmt_io_error());
-		st->errors++;
-	} else if (rc == LABEL_READ_ONLY) {
-		fprintf(stderr, "fclabel %s: %s: %s is on a read-only file system; stopped at the first "
-			"write\n", o->cmd, name, qname(r.read_only_at));
-		st->errors++;
-	} else if (rc == LABEL_TARGET_LOST) {
-		fprintf(stderr, "fclabel %s: %s; what was written before went to the file that was "
-			"opened; the rest is not written (stopped)\n", o->cmd, r.lost);
-		st->errors++;
-	} else if (rc == LABEL_REFUSED) {
-		fprintf(stderr, "fclabel %s: %s: refusing to write to it: %s; stopped (run e2fsck "
-			"-f first; fclabel-label(1) says what is checked)\n", o->cmd, name, refusal);
-		st->errors++;
-	} else if (rc) {
-		fprintf(stderr, "fclabel %s: %s: the walk stopped: %s\n", o->cmd, name,
-			error_message(rc));
-		st->errors++;
-	}
+	say_stop(&r, rc);
 	return rc ? -1 : 0;
-}
-
-int label_tree(struct image *img, const fc_set *set, const struct label_opts *o,
-	       struct label_stats *st)
-{
-	return label_any(img, NULL, set, o, st);
-}
-
-int label_source(const struct label_src *src, const fc_set *set, const struct label_opts *o,
-		 struct label_stats *st)
-{
-	return label_any(NULL, src, set, o, st);
 }

@@ -12,41 +12,7 @@
 #include <stdio.h>
 
 #include "fcontexts.h"
-#include "seapp.h"
-
-/* ---- appdata.c: Android app data labels (seapp_contexts, packages.list) ---- */
-struct appdata;
-/* old: relabel's --from-seapp (NULL: every package counts as changed). Keeps pointers to all. */
-struct appdata *appdata_new(const seapp_set *seapp, const seapp_set *old, const pkg_list *pkgs,
-			    const fc_set *set);
-void appdata_free(struct appdata *ad);
-enum ad_kind {
-	AD_NOT_APP, /* not app data (or no package in the path): the file_contexts label */
-	AD_LABEL,   /* app data: its label is in out */
-	AD_UNKNOWN, /* a package packages.list does not know: left as it is, as a device does */
-	AD_FAILED,  /* Android's lookup fails for it (why says how): left as it is */
-};
-struct ad_answer {
-	enum ad_kind kind;
-	const struct seapp_answer *ans; /* AD_LABEL from a seapp line (NULL: not from one) */
-	const struct pkg_entry *pkg;    /* the packages.list entry */
-	unsigned user;                  /* the user the path belongs to */
-	uint32_t uid;                   /* the uid Android looks the package up with */
-	bool pkgdir;                    /* the package directory itself */
-	bool sandbox;                   /* labeled as its SDK sandbox's */
-	const char *why;                /* AD_FAILED */
-};
-/* The label of path (len bytes) whose file_contexts label is fcctx: into out (n bytes) for
- * AD_LABEL. Returns 0, ENOMEM, or ERANGE when out is too small. */
-int appdata_label(struct appdata *ad, const char *path, size_t len, const char *fcctx, char *out,
-		  size_t n, struct ad_answer *a);
-/* relabel: whether the package directory (or a file below it) at path may have another seapp
- * answer in the new set than in the old one. */
-bool appdata_pkg_changed(struct appdata *ad, const char *path, size_t len);
-/* Whether package directories may lie below the directory path. */
-bool appdata_holds_pkgdirs(const char *path, size_t len);
-/* Whether packages.list knows the package name (len bytes). */
-bool appdata_pkg_known(const struct appdata *ad, const char *name, size_t len);
+#include "android.h"
 
 /* A file the policy was taken from: for -v and the JSON report. */
 struct policy_origin {
@@ -134,10 +100,6 @@ struct label_stats {
 };
 /* Set by the SIGINT/SIGTERM handler (the signal's number): walks stop at the next file. */
 extern volatile sig_atomic_t label_stop_signal;
-/* Labels (or checks) every file of the open image (ext4/). Returns 0 when the walk completed. */
-struct image;
-int label_tree(struct image *img, const fc_set *set, const struct label_opts *o,
-	       struct label_stats *st);
 
 /* The same engine on a live directory tree (tree.c): one file as a walk sees it, and how labels
  * are read and written there. */
@@ -154,10 +116,26 @@ struct label_file {
 				      * engine looks it up), and what fc_lookup returned */
 	int res_rc;
 };
-/* LSET_READONLY: the file system is read-only (EROFS): the walk stops there, one error. */
-enum { LSET_OK, LSET_ERROR, LSET_NOSPACE, LSET_READONLY };
+/* What a write gave: LSET_ERROR and LSET_NOSPACE (nothing left on it: a free block or space)
+ * leave the file as it was, and count as errors; LSET_READONLY (a read-only file system) and
+ * LSET_REFUSED (the target refuses every write: why says why) stop the walk, one error;
+ * LSET_LEFT leaves it as it is after damage found there (a warning and an error, as a damaged
+ * entry the walk meets); LSET_INTERRUPTED: SIGINT or SIGTERM came while the target got ready. */
+enum { LSET_OK, LSET_ERROR, LSET_NOSPACE, LSET_READONLY, LSET_REFUSED, LSET_LEFT,
+       LSET_INTERRUPTED };
+/* How a walk ended, and what between() and finish() say: done; stopped between two files,
+ * whole (a signal, a refusal); an I/O error of the target; a failure (a commit, the target
+ * replaced). */
+enum { LSRC_DONE, LSRC_STOPPED, LSRC_IO, LSRC_FAILED };
+/*
+ * A target of the engine: a live tree (tree/), an image (ext4/). The engine asks it, never the
+ * format: it walks, reads and writes labels, digests and other attributes, and says what a
+ * write takes besides (between two files, and at the end).
+ */
 struct label_src {
-	const char *name;          /* the directory, for messages */
+	const char *name;          /* the directory or image, for messages */
+	const char *what, *unit;   /* "file system" and "space", "image" and "block": what a full
+				    * target has no free ... of */
 	unsigned long total;       /* about how many files: progress only */
 	void *arg;
 	/* Calls label_visit for every file, root first, depth first; its return value says
@@ -179,6 +157,15 @@ struct label_src {
 	 * as absent): 0, or non-zero with why. */
 	int (*get_xattr)(void *arg, const struct label_file *f, const char *name,
 			 unsigned char *out, size_t max, size_t *len, char *why, size_t n);
+	/* Before each file (NULL: nothing to do): whether the walk may go on (0), or how it must
+	 * stop (LSRC_IO, LSRC_FAILED) with why; *durable: the labels written so far are on disk
+	 * (what the target held was made durable). */
+	int (*between)(void *arg, bool *durable, char *why, size_t n);
+	/* After the walk, how it ended (LSRC_*): what writing takes at the end, and the target's
+	 * counts in st (NULL: nothing to do). 0, or LSRC_IO or LSRC_FAILED with why; *durable: every
+	 * label written is on disk. */
+	int (*finish)(void *arg, int how, struct label_stats *st, bool *durable, char *why,
+		      size_t n);
 };
 int label_source(const struct label_src *src, const fc_set *set, const struct label_opts *o,
 		 struct label_stats *st);

@@ -2,8 +2,9 @@
 #ifndef LABELER_ENGINE_INTERNAL_H
 #define LABELER_ENGINE_INTERNAL_H
 
+#include <sys/stat.h>
+
 #include "engine.h"
-#include "ext4/ext4.h"
 
 /* Hard links: the first labeled path's answer for every multiply-linked inode. */
 struct link {
@@ -15,12 +16,10 @@ struct link {
 };
 
 struct run {
-	struct image *img;
-	const struct label_src *src; /* a live tree (tree.c) instead of the image */
+	const struct label_src *src; /* the target: a live tree (tree/), an image (ext4/) */
 	const fc_set *set;
 	const struct label_opts *o;
 	struct label_stats *st;
-	struct xattr_ctx *x;
 	struct link *links;
 	size_t nlinks, linkmask;
 	double start, next_progress;
@@ -28,22 +27,20 @@ struct run {
 	bool tty, progress_shown;
 	bool collect_only; /* --strict's first pass: find conflicts, write nothing */
 	bool need_full;    /* relabel met a hard link whose label changes: walk everything */
-	int refs;          /* attribute block references counted: 0 not yet, 1 done, -1 failed */
-	struct suspect *suspect; /* sorted: attribute blocks whose h_refcount is not their users */
-	size_t nsuspect;
 	struct dstate *ds;       /* --digests: the directories being walked, outermost first */
 	size_t nds, capds;
 	bool entry_wrong;        /* something at the entry being visited is not right */
 	bool entry_verified;     /* relabel --digests: the entry's subtree was left right (prunable) */
-	bool refused;            /* no block may be taken from the image: the walk stops */
-	errcode_t commit_rc;     /* in place: a commit failed: the walk stops */
+	bool refused;            /* the target refuses every write (LSET_REFUSED): the walk stops */
+	int stop;                /* the target stopped the walk (LSRC_IO, LSRC_FAILED) */
+	char stop_why[1024];     /* ... and why (or why it refused) */
 	unsigned long json_events; /* the report's events, when the caller counts none */
-	char lost[512];          /* LABEL_TARGET_LOST: the path and what names it now */
 	bool read_only;          /* a live tree's file system is read-only: the walk stops */
 	char read_only_at[512];  /* where that was found */
 	char want[4096];         /* an app data label being made */
 	/* --as-device (device.c) */
-	unsigned char *dev;      /* what each directory being walked hands its entries (DEV_*) */
+	unsigned char *dev;      /* what each directory being walked hands its entries
+				  * (ANDROID_WALK_*) */
 	size_t ndev, capdev;
 	bool dev_keep;           /* the entry keeps the label it has (it is labeled only if it has
 				  * none) */
@@ -66,18 +63,14 @@ struct dstate {
 	bool verified; /* relabel: the last run left it right (dig_verified) */
 };
 
-/* label_any's walk stopped: by SIGINT/SIGTERM, or at an I/O error of the image (not errno
- * values, nor libext2fs's codes). */
-#define LABEL_INTERRUPTED ((errcode_t)-2)
-#define LABEL_IO_FAILED ((errcode_t)-3)
-#define LABEL_REFUSED ((errcode_t)-4) /* the image's block claims: see xattr_strerror */
-#define LABEL_READ_ONLY ((errcode_t)-5) /* a live tree on a read-only file system */
-#define LABEL_TARGET_LOST ((errcode_t)-6) /* in place: the path names another file now */
+/* How a walk stopped (stopped() in engine.c): by SIGINT/SIGTERM, at an I/O error of the target,
+ * at a failure it said (a commit), at a refusal (every write), at a read-only file system. */
+enum { LABEL_INTERRUPTED = 1, LABEL_IO_FAILED, LABEL_FAILED, LABEL_REFUSED, LABEL_READ_ONLY };
 /* A write to path failed with EROFS: the walk stops (one error, not one per file). */
 void label_read_only(struct run *r, const char *path);
-/* Whether a write's error refuses the image (no block may be taken from it), or is SIGINT or
- * SIGTERM met in the claims scan: the walk stops. */
-bool label_image_refused(struct run *r, errcode_t rc);
+/* Whether what a write gave (LSET_*) stops the walk: a read-only file system, a refusal of
+ * every write (why, kept for the end), SIGINT or SIGTERM met while the target got ready. */
+bool label_stops(struct run *r, const struct label_file *f, int rc, const char *why);
 
 /* report.c */
 double rpt_now(void);
@@ -96,49 +89,31 @@ const char *rpt_spec_where(const struct fc_spec *s, char *buf, size_t n);
  * them, those above) get no digest. */
 void dig_wrong(struct run *r);
 /* The walk enters the directory f (a visit said so): -1 when out of memory. */
-int dig_enter(struct run *r, const struct label_file *f, const struct walk_entry *e);
+int dig_enter(struct run *r, const struct label_file *f);
 /* ... and leaves it: its digest is written (checked) when it has one. */
-void dig_leave(struct run *r, const struct label_file *f, const struct walk_entry *e);
+void dig_leave(struct run *r, const struct label_file *f);
 /* A directory not entered (encrypted, an unknown package, a subtree no change reaches). */
-void dig_not_entered(struct run *r, const struct label_file *f, const struct walk_entry *e,
+void dig_not_entered(struct run *r, const struct label_file *f,
 		     bool right, bool verified);
-bool dig_verified(struct run *r, const struct label_file *f, const struct walk_entry *e);
+bool dig_verified(struct run *r, const struct label_file *f);
 /* --as-device: whether the directory's security.sehash is the digest the policy gives it. */
-bool dig_matches(struct run *r, const struct label_file *f, const struct walk_entry *e);
+bool dig_matches(struct run *r, const struct label_file *f);
 
-/* device.c: --as-device, which of the device's walks reach an entry */
-enum {
-	DEV_INIT = 1,     /* init's boot walk of /data (restorecon --recursive --skip-ce) */
-	DEV_VOLD = 2,     /* vold's walk of a user's CE directories at unlock */
-	DEV_LAZY = 4,     /* installd's lazy check of a package directory (or an SDK's) */
-	DEV_TREE = 8,     /* installd's walk below a package directory whose label was wrong */
-	DEV_PASS = 16,    /* no walk labels it: passed through to reach those below */
-	DEV_SANDBOX = 32, /* an SDK sandbox package directory: its directories are DEV_LAZY */
-	DEV_PROFILE = 64, /* installd's restorecon of /data/misc/profiles/cur/N/PKG */
-	DEV_NONE = 128,   /* (a check's shadow of the walks) below what the walks do not enter */
-};
-struct dev_entry {
-	unsigned role;  /* DEV_*: the walks that reach it */
-	unsigned init;  /* seapp_init_walk's flags for it */
-	bool digest;    /* a directory whose digest the walk that reaches it compares */
-	bool matched;   /* ... and finds equal: that walk skips it and all below it */
-	bool boot;      /* init's boot walk labels it (and digests it, as digests.c says) */
-	bool vold;      /* vold's unlock walk labels it (and digests it) */
-	bool labels;    /* a walk labels it (else it keeps the label it has, if any) */
-};
+/* device.c: --as-device, which of the device's walks reach an entry (android/'s walks.c says;
+ * ANDROID_WALK_* on the stack r->dev) */
 /* The walks that reach the entry f, from those its directory hands down. */
-void dev_classify(struct run *r, const struct label_file *f, const struct walk_entry *e,
-		  struct dev_entry *d);
+void dev_classify(struct run *r, const struct label_file *f,
+		  struct android_walk *d);
 /* After f (a directory) was labeled (differs: dev_lazy found its label wrong): the walks that go
  * on below it; 0: it is not entered. */
-unsigned dev_below(const struct label_file *f, const struct dev_entry *d, bool differs);
+unsigned dev_below(const struct label_file *f, const struct android_walk *d, bool differs);
 /* The walk enters f with what dev_below said (-1: out of memory), and leaves it. */
 int dev_push(struct run *r, unsigned below);
 void dev_pop(struct run *r);
 /* Whether the package directory f carries installd's user.restorecon_in_progress. */
-bool dev_in_progress(struct run *r, const struct label_file *f, const struct walk_entry *e);
+bool dev_in_progress(struct run *r, const struct label_file *f);
 /* Says (-v, --json) what the device's walks decided at f and counts it. */
-void dev_report(struct run *r, const struct label_file *f, const struct dev_entry *d,
+void dev_report(struct run *r, const struct label_file *f, const struct android_walk *d,
 		int differs, bool in_progress);
 
 #endif

@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ext4.h"
+#include "internal.h"
 
 struct claims {
 	ext2_filsys fs;

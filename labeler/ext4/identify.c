@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 
 #include "policy/policy.h"
-#include "ext4.h"
+#include "internal.h"
 
 /* Partition names AOSP gives mke2fs -L (build_image.py's mount_point), and where each is
  * mounted. system_other holds /system's odex files and is labeled as /system. */
@@ -39,8 +39,8 @@ static const struct {
 	{ "system_dlkm", "/system_dlkm" },
 	{ "cache", "/cache" },
 	{ "metadata", "/metadata" },
-	{ "data", "/data" },
-	{ "userdata", "/data" },
+	{ "data", ANDROID_DATA },
+	{ "userdata", ANDROID_DATA },
 };
 
 /*
@@ -66,15 +66,15 @@ static const struct shape {
 	  { "etc/selinux/system_ext_file_contexts", "etc/build.prop|build.prop" } },
 	/* (framework/: a vendor image of before Treble may have build.prop, bin/ and etc/ too) */
 	{ "/system", "a system image", { "build.prop", "bin/", "etc/", "framework/" } },
-	{ "/data", "userdata", { "system/packages.list" } },
-	{ "/data", "userdata", { "misc/", "media/", "app/" } },
+	{ ANDROID_DATA, "userdata", { ANDROID_PACKAGES_LIST_IN_DATA } },
+	{ ANDROID_DATA, "userdata", { "misc/", "media/", "app/" } },
 	{ "/", "a Linux root file system", { "etc/os-release*|usr/lib/os-release" } },
 };
 
 /* The mount points a hint may name besides those the specs' stems give: Android's are written
  * as "/(vendor|system/vendor)(/.*)?", with no literal stem. */
 static const char *const android_mps[] = {
-	"/system", "/vendor", "/product", "/system_ext", "/odm", "/data",
+	"/system", "/vendor", "/product", "/system_ext", "/odm", ANDROID_DATA,
 };
 
 #define TOP_MAX 64 /* the root's entries kept for the hints */
@@ -299,7 +299,7 @@ static bool same_place(const char *mp, const char *given)
 {
 	if (!strcmp(mp, given))
 		return true;
-	return strcmp(mp, "/system") && strcmp(mp, "/data") && strcmp(mp, "/") &&
+	return strcmp(mp, "/system") && strcmp(mp, ANDROID_DATA) && strcmp(mp, "/") &&
 	       !strncmp(given, "/system/", 8) && !strcmp(given + 7, mp);
 }
 
@@ -370,7 +370,7 @@ void ident_say(FILE *f, const char *cmd, const char *target, const struct img_id
 
 const char *ident_not_userdata(const struct img_identity *id, char *buf, size_t n)
 {
-	if (!id->read || !id->mountpoint || !strcmp(id->mountpoint, "/data"))
+	if (!id->read || !id->mountpoint || !strcmp(id->mountpoint, ANDROID_DATA))
 		return NULL;
 	snprintf(buf, n, "it says it is %s (%s), not userdata", id->mountpoint, id->why);
 	return buf;

@@ -18,7 +18,7 @@
 #include <libgen.h>
 #include <unistd.h>
 
-#include "ext4.h"
+#include "internal.h"
 
 /* The first group whose block bitmap disagrees with the free count of its descriptor (a bitmap
  * read from the wrong place, or with bits flipped: allocating from it could hand out blocks in

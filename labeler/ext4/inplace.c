@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ext4.h"
+#include "internal.h"
 
 struct jmap {
 	uint64_t *b;

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ext4.h"
+#include "internal.h"
 
 /* "node NODE, device DEV, updated 2024-01-02 03:04:05 UTC" of an MMP block (in disk order) */
 static void mmp_holder(const struct mmp_struct *m, char *out, size_t n)

@@ -18,7 +18,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "ext4.h"
+#include "internal.h"
 
 #define ORPHAN_FILE_MAX (8u << 20)
 

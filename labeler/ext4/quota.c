@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ext4.h"
+#include "internal.h"
 
 #define QT_BLK 1024
 #define QT_DEPTH 4

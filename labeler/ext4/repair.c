@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ext4.h"
+#include "internal.h"
 
 struct scan {
 	ext2_filsys fs;

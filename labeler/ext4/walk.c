@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ext4.h"
+#include "internal.h"
 
 struct frame {
 	ext2_ino_t dir;

@@ -36,7 +36,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ext4.h"
+#include "internal.h"
 
 #define SEC_INDEX 6 /* "security." */
 #define NAME "selinux"

@@ -8,7 +8,7 @@
 #include <sys/types.h>
 
 #include "fcontexts.h"
-#include "seapp.h"
+#include "android.h"
 #include "engine/engine.h"
 
 /* Exit codes shared by every subcommand. */

@@ -589,8 +589,9 @@ int label_dir(const char *dir, const fc_set *set, const struct label_opts *o,
 {
 	struct label_opts own = *o;
 	struct tree t = { .root = dir, .o = &own, .set = set, .valcap = 256, .pathcap = 4096 };
-	struct label_src src = { .name = dir, .arg = &t, .walk = tree_walk, .get = tree_get,
-				 .set = tree_set, .get_digest = tree_get_digest,
+	struct label_src src = { .name = dir, .what = "file system", .unit = "space", .arg = &t,
+				 .walk = tree_walk, .get = tree_get, .set = tree_set,
+				 .get_digest = tree_get_digest,
 				 .set_digest = tree_set_digest, .get_xattr = tree_get_xattr };
 	struct statvfs vfs;
 	struct rlimit rl;

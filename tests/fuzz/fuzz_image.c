@@ -2,7 +2,7 @@
  * fuzz_image: the image walker and labeling engine (labeler/image.c, walk.c, xattr.c, engine.c,
  * imgfmt/) on a fuzzed image, through the same calls `fclabel check` and `fclabel label` make:
  * img_identify (what the image says it is, and the hint made from its names), img_open,
- * label_tree, img_close.
+ * ext4_label, img_close.
  *
  * Input: an ext2/3/4 image (raw, or Android sparse: the format is detected by content). A raw
  * image shorter than its superblock says is extended with zeros (up to 16 MiB), so seeds can be
@@ -209,7 +209,7 @@ static void run(const char *path, const fc_set *set, const struct label_opts *o0
 		return;
 	if (o.diff && !image_is_labeled(&img))
 		o.diff = NULL;
-	int rc = label_tree(&img, set, &o, &st);
+	int rc = ext4_label(&img, set, &o, &st);
 	if (rc)
 		img_abandon(&img);
 	img_close(&img, o.cmd);

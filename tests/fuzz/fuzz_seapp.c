@@ -1,6 +1,6 @@
 /*
- * fuzz_seapp: the seapp library (seapp.h): seapp_contexts and packages.list parsers, the TYPE
- * lookup, app data paths, and the label made from an answer.
+ * fuzz_seapp: the android library (android.h): seapp_contexts and packages.list parsers, the TYPE
+ * lookup, app data paths, the label made from an answer, and the device's walks of a path.
  *
  * Input: sections separated by ff fe (fuzzutil.c):
  *   0 a platform seapp_contexts   1 a vendor one (absent: none)   2 packages.list
@@ -12,6 +12,8 @@
  *  - a lookup that fails must say why; one that answers must answer the same twice;
  *  - seapp_path_classify must give a package inside the path, ending at pkgdir_len;
  *  - seapp_apply's label must keep the context's user and role, and carry the answer's type;
+ *  - a device's walk must be asked a digest only of a directory it reaches, label only what a
+ *    walk reaches, and hand nothing down but ANDROID_WALK_NONE below it;
  *  - every rule, in precedence order, must name its file, line and text.
  */
 #include <stdbool.h>
@@ -20,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "seapp.h"
+#include "android.h"
 #include "fuzzutil.c"
 
 #define FZ_MAX_INPUT (64 * 1024)
@@ -48,6 +50,40 @@ static void check_answer(const struct seapp_answer *a, const char *ctx)
 		fail("seapp_apply's type is not the answer's", out);
 }
 
+static bool digest_says(void *arg)
+{
+	unsigned *asked = arg;
+	return ++*asked & 1;
+}
+
+/* The device's walks at q, reached by each of a few hand-downs. */
+static void walk_path(const pkg_list *l, const char *q, size_t len)
+{
+	static const unsigned froms[] = { 0, ANDROID_WALK_INIT, ANDROID_WALK_VOLD,
+					  ANDROID_WALK_INIT | ANDROID_WALK_VOLD, ANDROID_WALK_PASS,
+					  ANDROID_WALK_SANDBOX, ANDROID_WALK_TREE, ANDROID_WALK_NONE };
+	struct android_digests dg;
+	android_walk_digests(q, len, true, 0, &dg);
+	android_walk_digests(q, len, false, SEAPP_BUILD_DATA_DATA_IGNORE, &dg);
+	for (size_t i = 0; i < sizeof(froms) / sizeof(froms[0]) * 2 + 2; i++) {
+		unsigned asked = 0;
+		struct android_walk w;
+		struct android_walk_at at = { .path = q, .len = len, .is_dir = i & 1,
+					      .root = i >= 2 * 8, .from = froms[(i / 2) % 8],
+					      .pkgs = l, .digest_matches = digest_says, .arg = &asked };
+		android_walk_visit(&at, &w);
+		if (asked != w.digest || (w.digest && !at.is_dir) || (w.matched && !w.digest))
+			fail("android_walk_visit: a digest asked where none is compared", q);
+		if ((w.labels && (!w.reach || (w.reach & ANDROID_WALK_NONE))) ||
+		    ((at.from & ANDROID_WALK_NONE) && !at.root && w.reach != ANDROID_WALK_NONE))
+			fail("android_walk_visit: labeled where no walk reaches", q);
+		unsigned b0 = android_walk_below(&w, q, len, false);
+		unsigned b1 = android_walk_below(&w, q, len, true);
+		if ((w.reach & ANDROID_WALK_NONE) && (b0 != ANDROID_WALK_NONE || b1 != b0))
+			fail("android_walk_below: a walk goes on below none", q);
+	}
+}
+
 static void query_path(const seapp_set *s, const pkg_list *l, const char *q, const char *ctx)
 {
 	struct seapp_path sp;
@@ -57,6 +93,7 @@ static void query_path(const seapp_set *s, const pkg_list *l, const char *q, con
 	(void)seapp_init_walk(q, len, true, SEAPP_BUILD_DATA_DATA_IGNORE);
 	(void)seapp_vold_walk(q, len, true);
 	(void)seapp_init_walk(q, len, false, 0);
+	walk_path(l, q, len);
 	if (!sp.has_pkg)
 		return;
 	if (sp.pkg < q || sp.pkg + sp.pkg_len > q + len || sp.pkg + sp.pkg_len != q + sp.pkgdir_len ||

@@ -1,16 +1,17 @@
-/* Private to seapp/. */
-#ifndef SEAPP_INTERNAL_H
-#define SEAPP_INTERNAL_H
+/* Private to android/. */
+#ifndef ANDROID_INTERNAL_H
+#define ANDROID_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "seapp.h"
+#include "android.h"
 
 /* Android's app id ranges (android_filesystem_config.h) and its category mapping limit. */
 #define AID_USER_OFFSET		      100000u
 #define AID_APP_START		      10000u
+#define AID_APP_END		      19999u
 #define AID_SDK_SANDBOX_PROCESS_START 20000u
 #define AID_ISOLATED_START	      90000u
 #define CAT_MAPPING_MAX_ID	      (1u << 16)
@@ -66,6 +67,9 @@ struct seapp_set {
 #define SEAPP_MAX_LINE 1022
 /* Sizes we refuse to read: far above any real seapp_contexts or packages.list. */
 #define SEAPP_MAX_FILE (256u << 20)
+
+/* libselinux's is_app_data_path: path[0..len) is at or below an app data directory (paths.c). */
+bool seapp_is_app_data(const char *path, size_t len);
 
 void seapp_seterr(struct seapp_error *err, const char *file, unsigned line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -1,8 +1,7 @@
 /*
- * Which paths Android treats as app data, and what init's /data walk does with each directory:
- * is_app_data_path and extract_pkgname_and_userid of libselinux (android_device.c in Android 14,
- * android.c in 15, without 15's /data/storage_area) and the checks of
- * selinux_android_restorecon_common. Android matches some of these with
+ * Which paths Android treats as app data: is_app_data_path and extract_pkgname_and_userid of
+ * libselinux (android_device.c in Android 14, android.c in 15, without 15's /data/storage_area).
+ * What the device's walks do with each path is walks.c's. Android matches some of these with
  * fnmatch(FNM_PATHNAME | FNM_LEADING_DIR); the patterns are simple enough to match by hand:
  * '?' and '*' never match '/', and a pattern may be followed by nothing or by "/...".
  */
@@ -80,7 +79,7 @@ static bool expand_user_dir(struct cursor c, const char *which)
 	return eat_expand(&c) && eat(&c, which) && at_dir_end(&c);
 }
 
-static bool is_app_data(const char *path, size_t len)
+bool seapp_is_app_data(const char *path, size_t len)
 {
 	struct cursor c = { path, path + len };
 
@@ -164,7 +163,7 @@ void seapp_path_classify(const char *path, size_t len, struct seapp_path *out)
 	const char *pkg;
 
 	memset(out, 0, sizeof(*out));
-	out->app_data = is_app_data(path, len);
+	out->app_data = seapp_is_app_data(path, len);
 	if (!out->app_data || !find_pkg(&c, out) || c.p == c.end) {
 		out->user = 0;
 		out->sdk_sandbox = false;
@@ -181,74 +180,4 @@ void seapp_path_classify(const char *path, size_t len, struct seapp_path *out)
 	out->pkg = pkg;
 	out->pkg_len = (size_t)(c.p - pkg);
 	out->pkgdir_len = (size_t)(c.p - path);
-}
-
-/* USER_PROFILE_PATH "/data/misc/profiles/cur/ *" with FNM_PATHNAME: one component exactly. */
-static bool profile_cur(const char *path, size_t len)
-{
-	static const char top[] = "/data/misc/profiles/cur/";
-	const size_t n = sizeof(top) - 1;
-
-	return starts(path, len, top) && !memchr(path + n, '/', len - n);
-}
-
-/* --skip-ce: a plain prefix test, so the tops themselves (and /data/misc_ce_x) match. */
-static bool skip_ce(const char *path, size_t len)
-{
-	return starts(path, len, "/data/system_ce") || starts(path, len, "/data/misc_ce") ||
-	       starts(path, len, "/data/vendor_ce");
-}
-
-unsigned seapp_init_walk(const char *path, size_t len, bool is_dir, unsigned build)
-{
-	unsigned flags = SEAPP_INIT_LABELS | SEAPP_INIT_DIGESTS;
-
-	if (!is_dir)
-		return SEAPP_INIT_LABELS;
-	/* "vold takes care of that": neither labeled nor digested, but walked into. */
-	if (profile_cur(path, len))
-		return SEAPP_INIT_DESCENDS;
-	/* The digest is queued before these checks, so these directories get one. */
-	if (skip_ce(path, len) || is_app_data(path, len))
-		return flags;
-	/* release_selinux_data_data_ignore: /data/data itself is app data (labeled from
-	 * file_contexts, as no package is in its path, and not entered) */
-	if ((build & SEAPP_BUILD_DATA_DATA_IGNORE) && len == 10 && !memcmp(path, "/data/data", 10))
-		return flags;
-	return flags | SEAPP_INIT_DESCENDS;
-}
-
-/* "/data/system_ce/N", "/data/vendor_ce/N" or "/data/misc_ce/N" (N one component): the length
- * of the start of the vold walk path is in, 0 when none. */
-static size_t vold_start(const char *path, size_t len)
-{
-	static const char *const tops[] = { "/data/system_ce/", "/data/vendor_ce/",
-					    "/data/misc_ce/" };
-
-	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++) {
-		size_t n = strlen(tops[i]);
-		if (!starts(path, len, tops[i]) || len == n || path[n] == '/')
-			continue;
-		const char *end = memchr(path + n, '/', len - n);
-		return end ? (size_t)(end - path) : len;
-	}
-	return 0;
-}
-
-unsigned seapp_vold_walk(const char *path, size_t len, bool is_dir)
-{
-	size_t start = vold_start(path, len);
-
-	if (!start)
-		return 0;
-	/* below the start, an app data directory (misc_ce/N/sdksandbox) is labeled and digested,
-	 * not entered: what is below it is not visited */
-	for (size_t i = start + 1; i < len; i++)
-		if (path[i] == '/' && is_app_data(path, i))
-			return 0;
-	if (!is_dir)
-		return SEAPP_INIT_LABELS;
-	if (is_app_data(path, len))
-		return SEAPP_INIT_LABELS | SEAPP_INIT_DIGESTS;
-	return SEAPP_INIT_LABELS | SEAPP_INIT_DIGESTS | SEAPP_INIT_DESCENDS;
 }

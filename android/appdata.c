@@ -1,7 +1,7 @@
 /*
- * Android app data for the engine: which label a path below /data/data/PKG, /data/user/N/PKG,
- * /data/user_de/N/PKG (and the adoptable-storage and SDK sandbox forms) gets, from the
- * file_contexts answer and the seapp library's answer for the package and user.
+ * Android app data, for a labeler's walk: which label a path below /data/data/PKG,
+ * /data/user/N/PKG, /data/user_de/N/PKG (and the adoptable-storage and SDK sandbox forms) gets,
+ * from the file_contexts answer and the seapp_contexts answer for the package and user.
  *
  * The walk is depth first, so the files of one package directory come one after another: the
  * package's answer is worked out once, at its directory, and kept until the walk leaves it.
@@ -16,12 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "engine/engine.h"
-
-#define AID_USER_OFFSET 100000u
-#define AID_APP_START 10000u
-#define AID_APP_END 19999u
-#define AID_SDK_SANDBOX_START 20000u
+#include "internal.h"
 
 struct pkgdir {
 	char *prefix;           /* the package directory's path */
@@ -93,7 +88,7 @@ static int pkg_uid(const struct pkg_entry *pkg, const struct seapp_path *sp, uin
 			*why = "an SDK sandbox exists only for an app id of 10000-19999";
 			return ERANGE;
 		}
-		appid = appid - AID_APP_START + AID_SDK_SANDBOX_START;
+		appid = appid - AID_APP_START + AID_SDK_SANDBOX_PROCESS_START;
 	}
 	*uid = appid + sp->user * AID_USER_OFFSET;
 	return 0;
@@ -338,7 +333,7 @@ bool appdata_holds_pkgdirs(const char *path, size_t len)
 	return false;
 }
 
-bool appdata_pkg_known(const struct appdata *ad, const char *name, size_t len)
+const pkg_list *appdata_packages(const struct appdata *ad)
 {
-	return ad && pkglist_find(ad->pkgs, name, len) != NULL;
+	return ad ? ad->pkgs : NULL;
 }

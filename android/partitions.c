@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "seapp.h"
+#include "android.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

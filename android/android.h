@@ -1,18 +1,25 @@
 /*
- * seapp: Android's app-data labeling rules, offline. Reads seapp_contexts and packages.list,
- * tells which paths are app data, and answers the TYPE lookup that Android's init and installd
- * make for them (libselinux's pkgdir_selabel_lookup and seapp_context_lookup), following the
- * Android 15 code (which also reads Android 14's files).
+ * android: Android's rules for labeling its userdata (/data), offline, as one library (as
+ * libselinux keeps them in src/android/). It reads seapp_contexts and packages.list, tells which
+ * paths are app data and answers the TYPE lookup that Android's init and installd make for them
+ * (libselinux's pkgdir_selabel_lookup and seapp_context_lookup), gives app data their labels
+ * (appdata.c), says which of the device's walks of /data (init's at boot, vold's at unlock,
+ * installd's) reach, label and digest a path (walks.c), and finds which policy files a device
+ * loads (partitions.c), following the Android 15 code (which also reads Android 14's files).
  *
  * Library rules: every call that can fail returns 0 or a positive errno value; nothing prints or
- * exits. A loaded set or package list is immutable and may be used from several threads at once.
+ * exits; only seapp_load and pkglist_load read files (util.c), partitions.c asks a callback. A
+ * loaded set or package list is immutable and may be used from several threads at once. It uses
+ * fcontexts (file_contexts answers for app data) and nothing else.
  */
-#ifndef SEAPP_H
-#define SEAPP_H
+#ifndef ANDROID_H
+#define ANDROID_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "fcontexts.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -164,7 +171,13 @@ size_t pkglist_count(const pkg_list *list);
 int seapp_lookup_pkg(const seapp_set *set, const struct pkg_entry *pkg, unsigned user,
 		     struct seapp_answer *ans);
 
-/* ---- paths ---- */
+/* ---- paths (paths.c) ---- */
+
+/* Where userdata is mounted (init's $ANDROID_DATA), and where the package manager keeps
+ * packages.list there. */
+#define ANDROID_DATA "/data"
+#define ANDROID_PACKAGES_LIST_IN_DATA "system/packages.list"
+#define ANDROID_PACKAGES_LIST ANDROID_DATA "/" ANDROID_PACKAGES_LIST_IN_DATA
 
 /* What Android 14/15 libselinux makes of a path (absolute, no trailing '/', no "//"). */
 struct seapp_path {
@@ -180,6 +193,45 @@ struct seapp_path {
 
 /* Classify path[0..len). Without has_pkg, the file_contexts label stands. */
 void seapp_path_classify(const char *path, size_t len, struct seapp_path *out);
+
+/* ---- app data labels (appdata.c) ---- */
+
+/* A walk's labeler of app data: one package's answers kept while the walk is in its directories,
+ * each package's lookups made once per uid. Not to be shared between threads. */
+struct appdata;
+/* old: relabel's --from-seapp (NULL: every package counts as changed). Keeps pointers to all. */
+struct appdata *appdata_new(const seapp_set *seapp, const seapp_set *old, const pkg_list *pkgs,
+			    const fc_set *set);
+void appdata_free(struct appdata *ad);
+enum ad_kind {
+	AD_NOT_APP, /* not app data (or no package in the path): the file_contexts label */
+	AD_LABEL,   /* app data: its label is in out */
+	AD_UNKNOWN, /* a package packages.list does not know: left as it is, as a device does */
+	AD_FAILED,  /* Android's lookup fails for it (why says how): left as it is */
+};
+struct ad_answer {
+	enum ad_kind kind;
+	const struct seapp_answer *ans; /* AD_LABEL from a seapp line (NULL: not from one) */
+	const struct pkg_entry *pkg;    /* the packages.list entry */
+	unsigned user;                  /* the user the path belongs to */
+	uint32_t uid;                   /* the uid Android looks the package up with */
+	bool pkgdir;                    /* the package directory itself */
+	bool sandbox;                   /* labeled as its SDK sandbox's */
+	const char *why;                /* AD_FAILED */
+};
+/* The label of path (len bytes) whose file_contexts label is fcctx: into out (n bytes) for
+ * AD_LABEL. Returns 0, ENOMEM, or ERANGE when out is too small. */
+int appdata_label(struct appdata *ad, const char *path, size_t len, const char *fcctx, char *out,
+		  size_t n, struct ad_answer *a);
+/* relabel: whether the package directory (or a file below it) at path may have another seapp
+ * answer in the new set than in the old one. */
+bool appdata_pkg_changed(struct appdata *ad, const char *path, size_t len);
+/* Whether package directories may lie below the directory path. */
+bool appdata_holds_pkgdirs(const char *path, size_t len);
+/* The packages.list ad was made with (NULL without ad). */
+const pkg_list *appdata_packages(const struct appdata *ad);
+
+/* ---- the device's walks of /data (walks.c) ---- */
 
 /* What init's "restorecon --recursive --skip-ce /data" does with an entry. */
 enum {
@@ -205,6 +257,84 @@ unsigned seapp_init_walk(const char *path, size_t len, bool is_dir, unsigned bui
  * app data directories (/data/misc_ce/N/sdksandbox).
  */
 unsigned seapp_vold_walk(const char *path, size_t len, bool is_dir);
+
+/* The walks a device makes of its /data, as bits: those that reach an entry (android_walk.reach),
+ * and those a directory hands down to its entries (android_walk_below). */
+enum {
+	ANDROID_WALK_INIT = 1,     /* init's boot walk of /data (restorecon -R --skip-ce) */
+	ANDROID_WALK_VOLD = 2,     /* vold's walk of a user's CE directories at unlock */
+	ANDROID_WALK_LAZY = 4,     /* installd's lazy check of a package directory (or an SDK's) */
+	ANDROID_WALK_TREE = 8,     /* installd's walk below a package directory whose label was
+				    * wrong: everything, app data rules throughout */
+	ANDROID_WALK_PASS = 16,    /* no walk labels it: passed through to reach those below */
+	ANDROID_WALK_SANDBOX = 32, /* an SDK sandbox package directory: its directories are LAZY */
+	ANDROID_WALK_PROFILE = 64, /* installd's restorecon of /data/misc/profiles/cur/N/PKG */
+	ANDROID_WALK_NONE = 128,   /* below what the walks do not enter (for a caller that walks
+				    * everything and follows the device's walks alongside) */
+};
+
+/* Whether the directory's security.sehash is the digest the current policy gives it (Android's
+ * check_context_match_for_dir). */
+typedef bool (*android_digest_fn)(void *arg);
+
+/* An entry met by a walk of a device's /data, depth first from /data. */
+struct android_walk_at {
+	const char *path;     /* absolute, clean, mount point included */
+	size_t len;
+	bool is_dir;
+	bool root;            /* /data, where the walks start; else from says what reaches it */
+	unsigned from;        /* what the directory it is in handed down (android_walk_below) */
+	unsigned build;       /* SEAPP_BUILD_*: how the device's libselinux was built */
+	const pkg_list *pkgs; /* packages.list, for installd's profile directories (NULL: none) */
+	/* Asked only of a directory whose digest a walk that reaches it compares; NULL when no
+	 * digest is looked at (the walks stop at none). */
+	android_digest_fn digest_matches;
+	void *arg;
+};
+
+/* What the device's walks do at an entry. */
+struct android_walk {
+	unsigned reach; /* ANDROID_WALK_*: the walks that reach it */
+	unsigned init;  /* seapp_init_walk's flags for it */
+	bool digest;    /* a directory whose digest a walk that reaches it compares (asked) */
+	bool matched;   /* ... and is equal: that walk skips it and everything below it, its own
+			 * label unread */
+	bool boot;      /* init's boot walk labels it (and digests it where android_walk_digests
+			 * says init_digests) */
+	bool vold;      /* vold's unlock walk labels it (and digests it: vold_digests) */
+	bool labels;    /* a walk labels it; else the device leaves the label it has */
+};
+
+/*
+ * Which walks reach the entry at and what each does there. Where none labels it, a device keeps
+ * the label it has: a labeler that does what the device does gives a label only to an entry
+ * that has none (never right).
+ */
+void android_walk_visit(const struct android_walk_at *at, struct android_walk *w);
+/*
+ * After a walk labeled the directory path[0..len) that w is about: the walks that go on below
+ * it, 0 when none enters it (nor passes through it to reach a walk's start). redo: installd
+ * relabels the package directory whole, its own label having been wrong or it carrying
+ * user.restorecon_in_progress (matters only for ANDROID_WALK_LAZY).
+ */
+unsigned android_walk_below(const struct android_walk *w, const char *path, size_t len,
+			    bool redo);
+
+/* Where the walks that write digests (init's at boot, vold's at unlock) write them, each walk
+ * taken whole, as if no matching digest stopped it: where a labeler that spares the device
+ * those walks writes digests too. */
+struct android_digests {
+	bool init_visits;  /* init's boot walk reaches the directory */
+	bool init_enters;  /* ... and enters it */
+	bool init_digests; /* ... and writes its security.sehash */
+	bool vold_digests; /* vold's unlock walk writes its security.sehash */
+};
+/* For the directory path[0..len); parent_entered: init_enters of the directory it is in. */
+void android_walk_digests(const char *path, size_t len, bool parent_entered, unsigned build,
+			  struct android_digests *out);
+
+/* ---- build flags (buildflags.c) ---- */
+
 /*
  * A boolean build flag (RELEASE_...) in a partition's etc/build_flags.json, the summary AOSP's
  * build installs since Android 14: either form, {"flags": [{"name": N, "value": "true"}, ...]}
