@@ -36,8 +36,8 @@ static const struct cli_opt options[] = {
 		"first check every context against this binary SELinux policy (libsepol); answer "
 		"nothing if one is not valid"),
 	OPT_ARG(0, "seapp", POPT_SEAPP, "SEAPP[,...]",
-		"Android app data: the device's label for paths below /data/data/PKG, "
-		"/data/user/N/PKG ... from these seapp_contexts"),
+		"Android app data: the device's label for paths below /data/data/PKG, /data/user/N/PKG "
+		"... from these seapp_contexts"),
 	OPT_ARG(0, "packages", POPT_PACKAGES, "LIST",
 		"... and this packages.list (required with --seapp)"),
 	OPT_HELP,

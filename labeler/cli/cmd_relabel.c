@@ -24,8 +24,8 @@ static const struct cli_opt options[] = {
 		"the file_contexts the image was labeled with ('none': label all)"),
 	OPT_ARG(0, "to", POPT_FILES, "NEW_FC[,...]", "the file_contexts to label it with now"),
 	OPT_ARG(0, "android-root", POPT_ANDROID_ROOT, "ROOT",
-		"instead of --to: the device's own file_contexts, and its seapp_contexts for -a "
-		"/data or with --packages (the new ones), found in ROOT as the device finds them"),
+		"instead of --to: the device's own file_contexts, and its seapp_contexts for "
+		"-a /data or with --packages (the new ones), found in ROOT as the device finds them"),
 	OPT_PARTITION(POPT_PARTITION),
 	RUN_OPT_MOUNT_POINT,
 	RUN_OPT_FORCE_MOUNT_POINT,

@@ -124,7 +124,7 @@ static int identify(struct run *c)
 	return EXIT_OK;
 }
 
-#define PACKAGES_LIST "/data/system/packages.list"
+#define PACKAGES_LIST ANDROID_PACKAGES_LIST
 #define PACKAGES_MAX (64u << 20)
 
 /* packages.list from the image (or tree) itself: /data/system/packages.list below the mount
@@ -172,8 +172,8 @@ static int image_packages(struct run *c)
 		if (rc) {
 			fprintf(stderr, "fclabel %s: %s: cannot read %s in it (%s)%s%s: %s\n", c->cmd,
 				qname(c->target), rel, error_message(rc), not_data ? "; " : "",
-				not_data ? not_data : "", not_data ? "--seapp and --packages are for a "
-				"/data image" : "give --packages FILE");
+				not_data ? not_data : "", not_data ? "--seapp and --packages are for "
+				"a /data image" : "give --packages FILE");
 			return -1;
 		}
 	}
@@ -210,7 +210,7 @@ static int open_outputs(struct run *c)
 
 static int walk(struct run *c, const struct label_opts *o, struct label_stats *st)
 {
-	return c->tree ? label_dir(c->target, c->pol.set, o, st) : label_tree(&c->img, c->pol.set, o, st);
+	return c->tree ? label_dir(c->target, c->pol.set, o, st) : ext4_label(&c->img, c->pol.set, o, st);
 }
 
 /* relabel --verify: the full check, on what was just written (what it finds wrong: events of
@@ -348,7 +348,7 @@ static int device_data(struct run *c)
 {
 	char where[sizeof(c->digested_at)];
 
-	if (strcmp(c->o.mountpoint, "/data") || c->o.device || c->full_label)
+	if (strcmp(c->o.mountpoint, ANDROID_DATA) || c->o.device || c->full_label)
 		return EXIT_OK;
 	int rc = data_digested(c->target, c->tree, &c->ip, c->cmd, c->o.mountpoint, where,
 			       sizeof(where));

@@ -164,7 +164,7 @@ static int device_options(struct run *c)
 
 	if (c->o.ignore_digests && !c->o.device)
 		why = "--ignore-digests goes with --as-device";
-	else if (c->o.device && strcmp(c->o.mountpoint, "/data"))
+	else if (c->o.device && strcmp(c->o.mountpoint, ANDROID_DATA))
 		why = "--as-device follows a device's own walks of its /data: give -a /data";
 	else if (c->o.device && !c->po.now.seapp.n && !aroot_given(&c->po.now.aroot))
 		why = "--as-device labels app data as the device does: give the device's "

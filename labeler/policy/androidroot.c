@@ -87,7 +87,7 @@ static int find_files(struct ns *ns, const struct aroot_args *a, int lock, bool 
 
 	if (dt_build(ns, a, lock))
 		return -1;
-	rc = seapp_find_policy(exists, ns, want_seapp, pol);
+	rc = seapp_find_policy(dt_exists, ns, want_seapp, pol);
 	if (rc && rc != ENOENT) {
 		fprintf(stderr, "fclabel %s: looking for %s in the device's tree: %s\n", ns->cmd,
 			pol->failed ? pol->failed : "its policy",

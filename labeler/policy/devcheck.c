@@ -6,6 +6,7 @@
  * was looked for, where.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <et/com_err.h>
 #include <stdlib.h>
 #include <string.h>

@@ -81,7 +81,7 @@ void policy_opts_free(struct policy_opts *p)
 
 bool run_policy_device_seapp(const struct run_policy_opts *o, const char *mountpoint)
 {
-	return !strcmp(mountpoint, "/data") || o->now.packages;
+	return !strcmp(mountpoint, ANDROID_DATA) || o->now.packages;
 }
 
 #define DDI_FLAG "RELEASE_SELINUX_DATA_DATA_IGNORE"
