@@ -62,14 +62,24 @@ int cli_next(struct cli_parser *p, int argc, char **argv)
 	return o->id;
 }
 
-/* text from column col (the line so far), wrapped: each further line from HELP_COL */
+/*
+ * text from column col (the line so far), wrapped: each further line from HELP_COL. No further
+ * line starts with '-': a reader (and tests/t_install.sh, reading --help as the completion's
+ * lists are checked) takes a line that starts with "--digests)" for an option of its own, so a
+ * word that would start one takes the word before it along.
+ */
 static void wrap(const char *text, size_t col)
 {
 	bool first = true; /* the line's first word: it goes there, however long */
 
-	for (const char *p = text + strspn(text, " "); *p; p += strspn(p, " ")) {
+	for (const char *p = text + strspn(text, " "); *p;) {
 		size_t n = strcspn(p, " ");
-		if (!first && col + 1 + n > HELP_WIDTH) {
+		const char *next = p + n + strspn(p + n, " ");
+		size_t nn = strcspn(next, " ");
+		bool fits = first || col + 1 + n <= HELP_WIDTH;
+		if (fits && !first && *next == '-' && col + 1 + n + 1 + nn > HELP_WIDTH)
+			fits = false;
+		if (!fits) {
 			printf("\n%*s", HELP_COL, "");
 			col = HELP_COL;
 			first = true;
@@ -81,7 +91,7 @@ static void wrap(const char *text, size_t col)
 		printf("%.*s", (int)n, p);
 		col += n;
 		first = false;
-		p += n;
+		p = next;
 	}
 	putchar('\n');
 }
