@@ -196,7 +196,8 @@ static int open_outputs(struct run *c)
 	}
 	if (c->pol.sa && !c->pol.pkgs && image_packages(c))
 		return -1;
-	if (c->pol.sa && !(c->o.appdata = appdata_new(c->pol.sa, c->pol.old_sa, c->pol.pkgs, c->pol.set))) {
+	if (c->pol.sa &&
+	    !(c->o.appdata = appdata_new(c->pol.sa, c->pol.old_sa, c->pol.pkgs, c->pol.set))) {
 		fprintf(stderr, "fclabel %s: out of memory\n", c->cmd);
 		return -1;
 	}
@@ -210,7 +211,8 @@ static int open_outputs(struct run *c)
 
 static int walk(struct run *c, const struct label_opts *o, struct label_stats *st)
 {
-	return c->tree ? label_dir(c->target, c->pol.set, o, st) : ext4_label(&c->img, c->pol.set, o, st);
+	return c->tree ? label_dir(c->target, c->pol.set, o, st)
+		       : ext4_label(&c->img, c->pol.set, o, st);
 }
 
 /* relabel --verify: the full check, on what was just written (what it finds wrong: events of
