@@ -45,11 +45,14 @@ TEST_BINS := tests/oracle tests/fcunit tests/seappunit tests/fcdigest tests/noge
 # the benchmarks' own programs (bench/): make check builds none of them
 BENCH_BINS := bench/fcbench bench/treefloor
 
-.PHONY: all deps print-lib-srcs check check-full demo bench bench-image bench-relabel bench-tree bench-data clean
+.PHONY: all deps print-lib-srcs print-cppflags check check-full demo bench bench-image bench-relabel bench-tree bench-data clean
 all: fclabel
 
 print-lib-srcs:
 	@echo $(LIB_SRCS)
+
+print-cppflags:
+	@echo $(CPPFLAGS) $(PCRE_CFLAGS)
 
 deps:
 	@sh mk/deps.sh

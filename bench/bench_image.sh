@@ -69,6 +69,30 @@ set -- $(measure "$top/fclabel" label "$out/work.img" -S "$fc")
 echo "fclabel label again (nothing to write): $2 s: $(grep scanned "$out/cmd.err" | tail -n 1)"
 echo "fclabel / e2fsck  : $(awk -v a="$fl_s" -v b="$fs_s" 'BEGIN { printf "%.2fx (target <= 2x)", a / b }')"
 
+# BENCH_BEFORE=BIN: another fclabel (the build before a change) against this one, in this run:
+# best of BENCH_RUNS (3) each, alternating, each on a fresh copy: a copy-mode label and an
+# in-place one
+if [ -n "${BENCH_BEFORE:-}" ]; then
+	for mode in copy in-place; do
+		bb="" ba=""
+		for i in $(seq "${BENCH_RUNS:-3}"); do
+			for who in before after; do
+				bin=$top/fclabel
+				[ "$who" = before ] && bin=$BENCH_BEFORE
+				cp --sparse=always "$img" "$out/work.img"
+				sync
+				extra=""
+				[ "$mode" = in-place ] && extra=--in-place
+				set -- $(measure "$bin" label "$out/work.img" -S "$fc" $extra)
+				[ "$1" = 0 ] || echo "  ($who, $mode: exit $1: $(tail -n 1 "$out/cmd.err"))"
+				if [ "$who" = before ]; then bb="$bb $2"; else ba="$ba $2"; fi
+			done
+		done
+		b=$(echo $bb | tr ' ' '\n' | best) a=$(echo $ba | tr ' ' '\n' | best)
+		echo "before/after ($mode): $BENCH_BEFORE $b s, this build $a s: $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3fx", a / b }') of before"
+	done
+fi
+
 # what crash safety costs in place: the default (each batch a transaction of the image's journal)
 # against --no-crash-safety (straight to the image), and without a journal (crash order) against
 # the same; best of BENCH_RUNS (3), each on a fresh copy, in this run

@@ -61,6 +61,17 @@ one_case() {
 	cr=$(cpu)
 	rl=$(cat "$w/out")
 	"$top/fclabel" check "$w/rel.img" -S "$4" >/dev/null 2>&1 && ok=identical || ok="DIFFERS from a full label"
+	# BENCH_BEFORE=BIN: the build before a change, the same relabel on a fresh copy, this run
+	if [ -n "${BENCH_BEFORE:-}" ]; then
+		cp --sparse=always "$2" "$w/before.img"
+		sync
+		tb=$(secs "$BENCH_BEFORE" relabel "$w/before.img" --from "$3" --to "$4")
+		cp --sparse=always "$2" "$w/rel2.img"
+		sync
+		ta=$(secs "$top/fclabel" relabel "$w/rel2.img" --from "$3" --to "$4")
+		echo "$1 relabel before/after: $BENCH_BEFORE $tb s, this build $ta s (again): $(ratio "$ta" "$tb") of before"
+		rm -f "$w/before.img" "$w/rel2.img"
+	fi
 	echo "$1 full label : $tf s, CPU $cf s  ($fl)"
 	echo "$1 relabel    : $tr s, CPU $cr s  ($(echo "$rl" | tr '\n' ' '))"
 	echo "$1 relabel/full = $(ratio "$tr" "$tf") (target: $5); CPU $(ratio "$cr" "$cf"); result $ok"

@@ -49,7 +49,6 @@
 
 #include "internal.h"
 
-#define FC_BIN_MAGIC 0xf97cff8au
 #define FC_BIN_MAX_DEPTH 64
 
 /*
@@ -91,12 +90,6 @@ static uint32_t load32(const unsigned char *p, bool be)
 {
 	return be ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
 		  : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
-}
-
-bool fc_bin_magic(const char *buf, size_t len)
-{
-	return len >= 4 && (load32((const unsigned char *)buf, false) == FC_BIN_MAGIC ||
-			    load32((const unsigned char *)buf, true) == FC_BIN_MAGIC);
 }
 
 /* "FILE: at byte offset N (spec K): reason", at the offset where the bad item starts. */

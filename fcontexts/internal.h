@@ -162,8 +162,19 @@ int fc_parse_text(struct fc_set *set, unsigned fileno_, char *buf, size_t len,
 int fc_parse_subs(struct fc_set *set, const char *path, struct sublist *list, bool optional,
 		  struct fc_error *err);
 
-/* binfile.c: compiled file_contexts (sefcontext_compile's .bin), found by its magic number */
-bool fc_bin_magic(const char *buf, size_t len);
+/* binfile.c: compiled file_contexts (sefcontext_compile's .bin), found by its magic number (in
+ * either byte order: libselinux writes the host's). Inline here so that specs.c and load.c, which
+ * only sniff a file's first bytes, do not call into binfile.c, which calls into them. */
+#define FC_BIN_MAGIC 0xf97cff8au
+static inline bool fc_bin_magic(const char *buf, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)buf;
+	if (len < 4)
+		return false;
+	uint32_t le = (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+	uint32_t be = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	return le == FC_BIN_MAGIC || be == FC_BIN_MAGIC;
+}
 /* From buf (the whole file) or, when buf is NULL, read from fd (len bytes). */
 int fc_parse_bin(struct fc_set *set, unsigned fileno_, const char *buf, int fd, size_t len,
 		 struct fc_error *err);

@@ -55,6 +55,12 @@ void imgfmt_set_tracked_inner(io_manager inner);
  * neither counted nor failed by FCLABEL_FAULT: a look at an image that is not the run's own
  * reading of it, so that the Nth I/O stays the run's Nth. */
 void imgfmt_fault_hold(bool hold);
+/* What the fault injector says (the I/O it fails, a setting it ignores), one message at a time
+ * without a newline; NULL (the default): nothing is said. */
+typedef void (*imgfmt_log_fn)(void *arg, const char *msg);
+void imgfmt_set_log(imgfmt_log_fn fn, void *arg);
+/* FCLABEL_FAULT=count: "I/O counts: read=N write=N ..." into buf, true; else false. */
+bool imgfmt_io_counts(char *buf, size_t n);
 /* The channel below the tracked one (ch itself when it is not tracked). */
 io_channel imgfmt_inner_channel(io_channel ch);
 /* The run's first I/O error ("IMAGE: write of block N failed: ..."), or NULL when none. */

@@ -5,7 +5,10 @@
  *
  * FCLABEL_FAULT=KIND:N fails the Nth I/O of KIND (with EIO): read, write and flush are the
  * channel's operations; fread, fwrite, sync and rename are the copy-and-rename writer's own file
- * operations (replace.c). FCLABEL_FAULT=count prints, at exit, how many of each there were.
+ * operations (replace.c). FCLABEL_FAULT=count counts them, for the command to say at exit
+ * (imgfmt_io_counts). A library does not print: what the injector has to say (the fault it
+ * fails, a setting it ignores) goes to the caller's log function, as libselinux's
+ * selinux_set_callback does; without one it is not said.
  */
 #include <errno.h>
 #include <et/com_err.h>
@@ -28,12 +31,40 @@ static _Atomic bool fault_held;     /* imgfmt_fault_hold: I/O that is not the ru
 static char io_error[512];
 static _Atomic int io_failed;
 
-static void print_counts(void)
+static imgfmt_log_fn log_fn;
+static void *log_arg;
+
+void imgfmt_set_log(imgfmt_log_fn fn, void *arg)
 {
-	fprintf(stderr, "fclabel: I/O counts:");
-	for (int k = 0; k < IMGIO_N; k++)
-		fprintf(stderr, " %s=%lu", kind_names[k], atomic_load(&counts[k]));
-	fprintf(stderr, "\n");
+	log_fn = fn;
+	log_arg = arg;
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (!log_fn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_fn(log_arg, msg);
+}
+
+bool imgfmt_io_counts(char *buf, size_t n)
+{
+	size_t at = 0;
+	if (!fault_counting || !n)
+		return false;
+	buf[0] = 0;
+	at = (size_t)snprintf(buf, n, "I/O counts:");
+	for (int k = 0; k < IMGIO_N && at < n; k++)
+		at += (size_t)snprintf(buf + at, n - at, " %s=%lu", kind_names[k],
+				       atomic_load(&counts[k]));
+	return true;
 }
 
 /* FCLABEL_FAULT, read once. */
@@ -45,7 +76,6 @@ static void read_setting(void)
 		return;
 	if (!strcmp(v, "count")) {
 		fault_counting = true;
-		atexit(print_counts);
 		return;
 	}
 	for (int k = 0; k < IMGIO_N; k++) {
@@ -60,7 +90,7 @@ static void read_setting(void)
 		}
 	}
 	if (fault_kind < 0)
-		fprintf(stderr, "fclabel: FCLABEL_FAULT=%s: want KIND:N or count; ignored\n", v);
+		say("FCLABEL_FAULT=%s: want KIND:N or count; ignored", v);
 }
 
 void imgfmt_fault_hold(bool hold)
@@ -77,7 +107,7 @@ int imgfmt_fault(enum imgfmt_io kind)
 	unsigned long n = atomic_fetch_add(&counts[kind], 1) + 1;
 	if ((int)kind != fault_kind || n != fault_at)
 		return 0;
-	fprintf(stderr, "fclabel: FCLABEL_FAULT: failing %s #%lu\n", kind_names[kind], n);
+	say("FCLABEL_FAULT: failing %s #%lu", kind_names[kind], n);
 	return EIO;
 }
 

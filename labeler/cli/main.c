@@ -63,6 +63,19 @@ static void version(void)
 	       FCLABEL_SHARED_LIBS[0] ? FCLABEL_SHARED_LIBS : "none");
 }
 
+/* imgfmt's fault injector (FCLABEL_FAULT) speaks through us */
+static void say_imgfmt(void *arg, const char *msg)
+{
+	fprintf(stderr, "fclabel: %s\n", msg);
+}
+
+static void say_io_counts(void)
+{
+	char buf[256];
+	if (imgfmt_io_counts(buf, sizeof(buf)))
+		fprintf(stderr, "fclabel: %s\n", buf);
+}
+
 static void on_stop(int sig)
 {
 	label_stop_signal = sig;
@@ -87,6 +100,8 @@ static void prepare(const struct command *c)
 int main(int argc, char **argv)
 {
 	initialize_ext2_error_table();
+	imgfmt_set_log(say_imgfmt, NULL);
+	atexit(say_io_counts);
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -102,7 +102,6 @@ static int check_covered(struct run *c)
 static int identify(struct run *c)
 {
 	const char *mp;
-	int status;
 
 	if (c->tree && c->force_mp) {
 		fprintf(stderr, "fclabel %s: %s is a directory: --force-mount-point applies to images "
@@ -112,9 +111,10 @@ static int identify(struct run *c)
 	if (c->tree)
 		return EXIT_OK;
 	(void)img_identify(c->target, &c->id); /* (one that cannot be read: img_open says why) */
-	status = ident_choose(c->cmd, c->target, &c->id, c->mp, c->force_mp, &mp);
-	if (status != EXIT_OK || !mp)
-		return status;
+	if (ident_choose(c->cmd, c->target, &c->id, c->mp, c->force_mp, &mp) < 0)
+		return EXIT_USAGE;
+	if (!mp)
+		return EXIT_OK;
 	free(c->mp);
 	if (!(c->mp = strdup(mp))) {
 		fprintf(stderr, "fclabel %s: out of memory\n", c->cmd);

@@ -21,7 +21,6 @@
  * missing or stale (a fault: label would write it).
  */
 #include <errno.h>
-#include <et/com_err.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,6 +1,5 @@
 /* label_source: the walk that looks every file of a target up and writes (or checks) its label. */
 #include <errno.h>
-#include <et/com_err.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -443,31 +442,19 @@ static int visit_as_device(struct run *r, const struct label_file *f)
 	return 0;
 }
 
+/* A damaged entry the walk reports (and leaves alone): a warning, and an error for the exit
+ * status, since the image needs e2fsck and some of its files may not have the label they want. */
+void rpt_walk_warn(void *arg, const char *path, const char *msg)
+{
+	struct run *r = arg;
+	rpt_warn(arg, path, msg);
+	r->st->errors++;
+	if (r->o->digests)
+		dig_wrong(r); /* what lies there is not known to be right */
+	rpt_event(r, "error", path, NULL, NULL, NULL, msg);
+}
+
 volatile sig_atomic_t label_stop_signal;
-
-void label_read_only(struct run *r, const char *path)
-{
-	if (!r->read_only)
-		snprintf(r->read_only_at, sizeof(r->read_only_at), "%s", path);
-	r->read_only = true;
-}
-
-bool label_stops(struct run *r, const struct label_file *f, int rc, const char *why)
-{
-	switch (rc) {
-	case LSET_READONLY:
-		label_read_only(r, f->path);
-		return true;
-	case LSET_REFUSED:
-		if (!r->refused)
-			snprintf(r->stop_why, sizeof(r->stop_why), "%s", why);
-		r->refused = true;
-		return true;
-	case LSET_INTERRUPTED: /* (the walk stops at the next file, at the signal) */
-		return true;
-	}
-	return false;
-}
 
 /* The target's word between two files: whether the walk goes on; what it made durable is
  * counted on disk. */
@@ -608,7 +595,7 @@ static int stopped(struct run *r, long rc)
 		return LABEL_READ_ONLY;
 	if (rc) {
 		snprintf(r->stop_why, sizeof(r->stop_why), "%s: the walk stopped: %s", r->src->name,
-			 rc > 0 ? strerror((int)rc) : error_message((errcode_t)rc));
+			 r->src->strerror ? r->src->strerror(rc) : strerror((int)rc));
 		return LABEL_FAILED;
 	}
 	return 0;

@@ -139,8 +139,10 @@ struct label_src {
 	unsigned long total;       /* about how many files: progress only */
 	void *arg;
 	/* Calls label_visit for every file, root first, depth first; its return value says
-	 * whether to enter a directory (0), skip it (1) or stop (-1). Returns 0 or an errno. */
+	 * whether to enter a directory (0), skip it (1) or stop (-1). Returns 0, or an error
+	 * code that strerror below says (an errno when it is NULL). */
 	long (*walk)(void *arg, struct label_run *run);
+	const char *(*strerror)(long rc);
 	/* The current label (*val NULL when there is none), valid until the next call; or
 	 * non-zero, with why the label cannot be read in why. */
 	int (*get)(void *arg, const struct label_file *f, const char **val, size_t *len,

@@ -63,22 +63,23 @@ struct dstate {
 	bool verified; /* relabel: the last run left it right (dig_verified) */
 };
 
+/* engine.c: a damaged entry the walk reports (and leaves alone): a warning, and an error (the
+ * digests above it are not known right). */
+void rpt_walk_warn(void *arg, const char *path, const char *msg);
 /* How a walk stopped (stopped() in engine.c): by SIGINT/SIGTERM, at an I/O error of the target,
  * at a failure it said (a commit), at a refusal (every write), at a read-only file system. */
 enum { LABEL_INTERRUPTED = 1, LABEL_IO_FAILED, LABEL_FAILED, LABEL_REFUSED, LABEL_READ_ONLY };
+
+/* report.c */
 /* A write to path failed with EROFS: the walk stops (one error, not one per file). */
 void label_read_only(struct run *r, const char *path);
 /* Whether what a write gave (LSET_*) stops the walk: a read-only file system, a refusal of
  * every write (why, kept for the end), SIGINT or SIGTERM met while the target got ready. */
 bool label_stops(struct run *r, const struct label_file *f, int rc, const char *why);
-
-/* report.c */
 double rpt_now(void);
 void rpt_clear(struct run *r);
 void rpt_progress(struct run *r);
 void rpt_warn(void *arg, const char *path, const char *msg);
-/* A damaged entry the walk reports (and leaves alone): a warning, and an error. */
-void rpt_walk_warn(void *arg, const char *path, const char *msg);
 /* A JSON event: kind, path, and what else is given. */
 void rpt_event(struct run *r, const char *kind, const char *path, const char *has, const char *wants,
 	   const struct fc_spec *spec, const char *extra);

@@ -114,18 +114,6 @@ void rpt_warn(void *arg, const char *path, const char *msg)
 	r->st->warnings++;
 }
 
-/* A damaged entry the walk reports (and leaves alone): a warning, and an error for the exit
- * status, since the image needs e2fsck and some of its files may not have the label they want. */
-void rpt_walk_warn(void *arg, const char *path, const char *msg)
-{
-	struct run *r = arg;
-	rpt_warn(arg, path, msg);
-	r->st->errors++;
-	if (r->o->digests)
-		dig_wrong(r); /* what lies there is not known to be right */
-	rpt_event(r, "error", path, NULL, NULL, NULL, msg);
-}
-
 /* relabel --verify's check: what it finds wrong, named as the verify's own ("verify-differs");
  * NULL for what is no fault (a digest withheld, a path no spec matches) */
 static const char *verify_kind(const char *kind)
@@ -467,4 +455,29 @@ int rpt_file_close(struct rpt_file *r, bool sync)
 	rpt_file_drop(r);
 	errno = err;
 	return err ? -1 : 0;
+}
+
+/* What stops a walk, kept for the report's end (the summary and summary.failure say it). */
+void label_read_only(struct run *r, const char *path)
+{
+	if (!r->read_only)
+		snprintf(r->read_only_at, sizeof(r->read_only_at), "%s", path);
+	r->read_only = true;
+}
+
+bool label_stops(struct run *r, const struct label_file *f, int rc, const char *why)
+{
+	switch (rc) {
+	case LSET_READONLY:
+		label_read_only(r, f->path);
+		return true;
+	case LSET_REFUSED:
+		if (!r->refused)
+			snprintf(r->stop_why, sizeof(r->stop_why), "%s", why);
+		r->refused = true;
+		return true;
+	case LSET_INTERRUPTED: /* (the walk stops at the next file, at the signal) */
+		return true;
+	}
+	return false;
 }

@@ -106,9 +106,9 @@ errcode_t img_identify(const char *path, struct img_identity *id);
 void ident_read(ext2_filsys fs, struct img_identity *id);
 void ident_free(struct img_identity *id);
 /* The mount point a run takes: given is -a's ("" the root, NULL none), force
- * --force-mount-point. EXIT_OK with *mp the image's own when there is no -a (NULL: the root, as
- * without identification), or EXIT_USAGE after saying why (-a contradicts the image, or it
- * says two things and there is no -a). */
+ * --force-mount-point. 0 with *mp the image's own when there is no -a (NULL: the root, as
+ * without identification), or -1 after saying why (-a contradicts the image, or it says two
+ * things and there is no -a: the user's slip, a usage error for the command). */
 int ident_choose(const char *cmd, const char *target, struct img_identity *id, const char *given,
 		 bool force, const char **mp);
 /* The summary's line when the mount point came from the image, or -a overrode it:

@@ -19,7 +19,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "policy/policy.h"
 #include "internal.h"
 
 /* Partition names AOSP gives mke2fs -L (build_image.py's mount_point), and where each is
@@ -312,46 +311,46 @@ int ident_choose(const char *cmd, const char *target, struct img_identity *id, c
 	if (force && !a) {
 		fprintf(stderr, "fclabel %s: --force-mount-point goes with -a: it labels the image as "
 			"mounted where -a says, whatever the image says of itself\n", cmd);
-		return EXIT_USAGE;
+		return -1;
 	}
 	if (!id->read || (!id->mountpoint && !id->conflict))
-		return EXIT_OK;
+		return 0;
 	if (id->conflict) {
 		if (a && (!strcmp(a, id->by_shape) || !strcmp(a, id->by_volume)))
-			return EXIT_OK; /* -a says which of the two */
+			return 0; /* -a says which of the two */
 		if (a && force) {
 			id->forced = a;
-			return EXIT_OK;
+			return 0;
 		}
 		if (!a) {
 			fprintf(stderr, "fclabel %s: %s says two things of itself: %s; give -a with the "
 				"mount point it has on the device; nothing done\n", cmd, qname(target),
 				id->why);
-			return EXIT_USAGE;
+			return -1;
 		}
 		fprintf(stderr, "fclabel %s: %s says it is mounted at %s or %s, not -a %s: %s; give "
 			"-a %s or -a %s, or --force-mount-point to %s it as %s anyway; nothing done\n",
 			cmd, qname(target), id->by_shape, id->by_volume, a, id->why, id->by_shape,
 			id->by_volume, cmd, a);
-		return EXIT_USAGE;
+		return -1;
 	}
 	if (!a) {
 		/* (the root is where an image is labeled without -a anyway: nothing to say) */
 		id->taken = strcmp(id->mountpoint, "/");
 		*mp = id->taken ? id->mountpoint : NULL;
-		return EXIT_OK;
+		return 0;
 	}
 	if (same_place(id->mountpoint, a))
-		return EXIT_OK;
+		return 0;
 	if (force) {
 		id->forced = a;
-		return EXIT_OK;
+		return 0;
 	}
 	fprintf(stderr, "fclabel %s: %s says it is %s (%s), but -a says %s: every file would get the "
 		"label of another path; give -a %s (or no -a), or --force-mount-point to %s it as %s "
 		"anyway; nothing done\n", cmd, qname(target), id->mountpoint, id->why, a,
 		id->mountpoint, cmd, a);
-	return EXIT_USAGE;
+	return -1;
 }
 
 void ident_say(FILE *f, const char *cmd, const char *target, const struct img_identity *id,

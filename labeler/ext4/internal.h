@@ -64,7 +64,10 @@ errcode_t xattr_get_value(struct xattr_ctx *x, ext2_ino_t ino, const char *name,
 #define XATTR_E_INLINE_SYMLINK ((errcode_t)-11)
 #define XATTR_E_EA_INODE ((errcode_t)-12)
 #define XATTR_E_TOO_BIG ((errcode_t)-14)
+/* ... with what claims.c found for XATTR_E_CLAIMS (errors.c: ext4_strerror for the rest). */
 const char *xattr_strerror(const struct xattr_ctx *x, errcode_t rc);
+/* errors.c: any code of this room (XATTR_E_*, CLAIMS_E_*), libext2fs's, or an errno. */
+const char *ext4_strerror(errcode_t rc);
 /* In place (the image's overlay holds the writes): ordered (no journal) holds back what must
  * reach the disk after the inodes; a commit is due once limit blocks are held. */
 void xattr_set_inplace(struct xattr_ctx *x, bool ordered, size_t limit);

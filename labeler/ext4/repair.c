@@ -169,7 +169,7 @@ int img_repair(struct image *img, const char *cmd)
 	}
 	s.orphans = orphans;
 	if ((rc = claims_scan(fs, orphans, &cl))) {
-		snprintf(why, sizeof(why), "its block claims could not be read: %s", error_message(rc));
+		snprintf(why, sizeof(why), "its block claims could not be read: %s", ext4_strerror(rc));
 		goto out;
 	}
 	if (cl.cross[0] || cl.free[0]) {

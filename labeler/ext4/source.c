@@ -59,6 +59,12 @@ static void warn(void *arg, const char *path, const char *msg)
 	label_walk_warn(((struct ext4_src *)arg)->run, path, msg);
 }
 
+/* The walk's error: libext2fs's codes, our own negative ones, an errno. */
+static const char *src_strerror(long rc)
+{
+	return ext4_strerror((errcode_t)rc);
+}
+
 static long src_walk(void *arg, struct label_run *run)
 {
 	struct ext4_src *s = arg;
@@ -266,7 +272,7 @@ int ext4_label(struct image *img, const fc_set *set, const struct label_opts *o,
 	struct label_src src = {
 		.name = img->name, .what = "image", .unit = "block", .arg = &s,
 		.total = fs->super->s_inodes_count - fs->super->s_free_inodes_count,
-		.walk = src_walk, .get = src_get, .set = src_set, .get_digest = src_get_digest,
+		.walk = src_walk, .strerror = src_strerror, .get = src_get, .set = src_set, .get_digest = src_get_digest,
 		.set_digest = src_set_digest, .get_xattr = src_get_xattr, .between = src_between,
 		.finish = src_finish,
 	};

@@ -184,22 +184,9 @@ errcode_t xattr_orphans(struct xattr_ctx *x, const struct orphans **o)
 
 const char *xattr_strerror(const struct xattr_ctx *x, errcode_t rc)
 {
-	switch (rc) {
-	case CLAIMS_E_INTERRUPTED:
-		return "interrupted";
-	case XATTR_E_CLAIMS:
-		return x->refusal ? x->refusal : "?";
-	case XATTR_E_INLINE_SYMLINK:
-		return "an inline-data symlink with no room left in its inode: it is not given an "
-		       "attribute block (e2fsck's pass 1 does not count one there, and frees it)";
-	case XATTR_E_EA_INODE:
-		return "it has attribute values stored in EA inodes (ea_inode), which a rewrite of "
-		       "its attributes would change";
-	case XATTR_E_TOO_BIG:
-		return "its attributes would not fit in the inode and one attribute block, and "
-		       "fclabel does not write EA inodes (ea_inode)";
-	}
-	return error_message(rc);
+	if (rc == XATTR_E_CLAIMS && x->refusal)
+		return x->refusal; /* what claims.c found, named */
+	return ext4_strerror(rc);
 }
 
 /* The kernel sets ext_attr when it first writes an attribute: so do we, before the first one

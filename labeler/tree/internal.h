@@ -1,4 +1,5 @@
-/* Private to the live-tree walk (tree.c, treepool.c): its state, and the steps both walks use. */
+/* Private to the live-tree walk (tree.c, treepool.c, io.c): its state, and the steps both walks
+ * use. tree.c calls treepool.c; both call io.c, which calls neither. */
 #ifndef TREE_H
 #define TREE_H
 
@@ -47,6 +48,8 @@ struct tree {
 	dev_t rootdev;
 	char msg[512];
 };
+
+/* ---- io.c: one entry's I/O ---- */
 
 /* path[0..at) + "/" + name (n bytes): the path of an entry; 0 or ENOMEM. */
 int tree_path_set(struct tree *t, size_t at, const char *name, size_t n);
