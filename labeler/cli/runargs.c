@@ -109,13 +109,14 @@ static int value_option(struct run *c, int id, const char *arg)
 	return 0;
 }
 
-/* One option (id, its argument arg); -1 to stop with EXIT_USAGE (the usage said), 1 for
- * --help. */
+/* One option (id, its argument arg); -1 to stop with EXIT_USAGE (after saying why, and for a
+ * value that is not one of those an option takes, the usage), 1 for --help. */
 static int take_option(struct run *c, int id, const char *arg)
 {
+	/* (a bad --partition is said, and needs no usage) */
 	int r = policy_arg(&c->po.now, c->cmd, id, arg);
 	if (r)
-		return r > 0 ? 0 : run_usage_error(c);
+		return r > 0 ? 0 : -1;
 	switch (id) {
 	case RO_FROM:
 		if (!strcmp(arg, "none"))
