@@ -38,7 +38,7 @@ LB_SRCS  := $(wildcard labeler/*.c labeler/*/*.c)
 LB_OBJS  := $(LB_SRCS:.c=.o)
 # the source lists, defined here once (mk/*.mk and the tests ask: make -s print-lib-srcs):
 # everything but main's file, and every header
-MAIN_SRC := labeler/cli/fclabel.c
+MAIN_SRC := labeler/cli/main.c
 LIB_SRCS := $(FC_SRCS) $(IF_SRCS) $(AN_SRCS) $(filter-out $(MAIN_SRC),$(LB_SRCS))
 HDRS     := $(wildcard fcontexts/*.h imgfmt/*.h android/*.h labeler/*.h labeler/*/*.h)
 TEST_BINS := tests/oracle tests/fcunit tests/seappunit tests/engineunit tests/fcdigest \
@@ -72,7 +72,7 @@ fclabel: $(LB_OBJS) android/libandroid.a fcontexts/libfcontexts.a imgfmt/libimgf
 	$(CC) $(LDFLAGS) -o $@ $(LB_OBJS) android/libandroid.a fcontexts/libfcontexts.a imgfmt/libimgfmt.a $(FC_LIBS) $(E2_LIBS) $(SEPOL_LIBS) -lz -lpthread
 
 # --version names the target the binary is for
-labeler/cli/fclabel.o: CPPFLAGS += -DFCLABEL_TARGET='"$(shell $(CC) -dumpmachine)"'
+labeler/cli/main.o: CPPFLAGS += -DFCLABEL_TARGET='"$(shell $(CC) -dumpmachine)"'
 
 %.o: %.c $(HDRS)
 	$(CC) $(CPPFLAGS) -DFCLABEL_VERSION='"$(VERSION)"' $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<

@@ -1,24 +1,36 @@
 /* fclabel diff: what changed between two policy versions, and which paths each change reaches. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-static const char usage_text[] =
-	"fclabel diff OLD_FC[,OLD_FC...] NEW_FC[,NEW_FC...] [--json] [--base-only]\n"
-	"       fclabel diff OLD_FC[,...]|--old-root ROOT [--old-partition NAME=PATH]...\n"
-	"                    NEW_FC[,...]|--android-root ROOT [--partition NAME=PATH]... [--json]\n"
-	"\n"
-	"      --android-root ROOT  instead of NEW_FC: the device's own file_contexts, found in\n"
-	"                         ROOT as the device finds them (as fclabel label's)\n"
-	"      --partition NAME=PATH  where the new side's partition NAME (system, system_ext,\n"
-	"                         product, vendor, odm) is: a directory, an image, or none\n"
-	"      --old-root ROOT    instead of OLD_FC: the file_contexts a device in ROOT loads\n"
-	"      --old-partition NAME=PATH  --partition for the old side\n"
-	"      --json             print the changes as JSON\n"
-	"      --base-only        with one file a side: skip FILE.homedirs and FILE.local\n"
-	"  -h, --help             show this help";
+static const char *const usage[] = {
+	"fclabel diff OLD_FC[,OLD_FC...] NEW_FC[,NEW_FC...] [--json] [--base-only]",
+	"       fclabel diff OLD_FC[,...]|--old-root ROOT [--old-partition NAME=PATH]...",
+	"                    NEW_FC[,...]|--android-root ROOT [--partition NAME=PATH]... [--json]",
+	NULL
+};
+
+enum { O_JSON = POPT_END_, O_OLD_ROOT, O_OLD_PARTITION };
+
+static const struct cli_opt options[] = {
+	OPT_ARG(0, "android-root", POPT_ANDROID_ROOT, "ROOT",
+		"instead of NEW_FC: the device's own file_contexts, found in ROOT as the device "
+		"finds them (as fclabel label's)"),
+	OPT_ARG(0, "partition", POPT_PARTITION, "NAME=PATH",
+		"where the new side's partition NAME (system, system_ext, product, vendor, odm) "
+		"is: a directory, an image, or none"),
+	OPT_ARG(0, "old-root", O_OLD_ROOT, "ROOT",
+		"instead of OLD_FC: the file_contexts a device in ROOT loads"),
+	OPT_ARG(0, "old-partition", O_OLD_PARTITION, "NAME=PATH", "--partition for the old side"),
+	OPT_FLAG(0, "json", O_JSON, "print the changes as JSON"),
+	OPT_FLAG(0, "base-only", POPT_BASE_ONLY,
+		 "with one file a side: skip FILE.homedirs and FILE.local"),
+	OPT_HELP,
+	OPT_END
+};
+
+static const struct cli_spec spec = { "diff", usage, options };
 
 static const char *kind_name[] = { "added", "removed", "context", "retyped", "moved" };
 
@@ -92,50 +104,41 @@ static fc_set *load_side(const char *file, const struct aroot_args *aroot, unsig
 	return set;
 }
 
-enum { OPT_OLD_ROOT = OPT_PARTITION + 1, OPT_OLD_PARTITION };
+/* What diff is told: each side's device (a side without one is a file_contexts operand). */
+struct diff_args {
+	struct aroot_args dev_old, dev_new;
+	bool json;
+	unsigned flags;
+	const char *old_fc, *new_fc;
+};
 
-int cmd_diff(int argc, char **argv)
+/* The options and operands into a; returns only when they are good. */
+static void diff_options(int argc, char **argv, struct diff_args *a)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "base-only", no_argument, NULL, 'B' },
-		{ "android-root", required_argument, NULL, OPT_ANDROID_ROOT },
-		{ "partition", required_argument, NULL, OPT_PARTITION },
-		{ "old-root", required_argument, NULL, OPT_OLD_ROOT },
-		{ "old-partition", required_argument, NULL, OPT_OLD_PARTITION },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	/* the old side's lines and messages say which side they are about */
-	struct aroot_args dev_new = { .policy = "new policy" },
-			  dev_old = { .root_opt = "--old-root", .part_opt = "--old-partition",
-				 .policy = "old policy" };
-	bool json = false;
-	unsigned flags = 0;
-	int c, status = EXIT_USAGE;
-	fc_set *old = NULL, *new = NULL;
-	struct fc_diff *d = NULL;
+	struct cli_parser p;
+	int c;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	cli_start(&p, &spec);
+	while ((c = cli_next(&p, argc, argv)) != -1) {
 		switch (c) {
-		case 'j': json = true; break;
-		case 'B': flags |= FC_BASE_ONLY; break;
-		case OPT_ANDROID_ROOT: dev_new.root = optarg; break;
-		case OPT_OLD_ROOT: dev_old.root = optarg; break;
-		case OPT_PARTITION:
-			if (!aroot_partition(&dev_new, "diff", optarg))
-				die_usage("diff", usage_text);
+		case O_JSON: a->json = true; break;
+		case POPT_BASE_ONLY: a->flags |= FC_BASE_ONLY; break;
+		case POPT_ANDROID_ROOT: a->dev_new.root = optarg; break;
+		case O_OLD_ROOT: a->dev_old.root = optarg; break;
+		case POPT_PARTITION:
+			if (!aroot_partition(&a->dev_new, "diff", optarg))
+				die_usage(&spec);
 			break;
-		case OPT_OLD_PARTITION:
-			if (!aroot_partition_opt(&dev_old, "diff", "--old-partition", optarg))
-				die_usage("diff", usage_text);
+		case O_OLD_PARTITION:
+			if (!aroot_partition_opt(&a->dev_old, "diff", "--old-partition", optarg))
+				die_usage(&spec);
 			break;
-		case 'h': printf("usage: %s\n", usage_text); return EXIT_OK;
-		default: die_usage("diff", usage_text);
+		case CLI_HELP: cli_help(&spec); exit(EXIT_OK);
+		default: die_usage(&spec);
 		}
 	}
 	/* a side the device gives takes no operand: what is left is OLD, NEW, or the one not given */
-	bool old_dev = aroot_given(&dev_old), new_dev = aroot_given(&dev_new);
+	bool old_dev = aroot_given(&a->dev_old), new_dev = aroot_given(&a->dev_new);
 	int want = !old_dev + !new_dev;
 	if (argc - optind != want) {
 		if (want == 2)
@@ -146,53 +149,65 @@ int cmd_diff(int argc, char **argv)
 		else
 			fprintf(stderr, "fclabel diff: both sides come from --old-root and "
 				"--android-root: no file_contexts operand goes with them\n");
-		die_usage("diff", usage_text);
+		die_usage(&spec);
 	}
-	if (!(old = load_side(old_dev ? NULL : argv[optind], &dev_old, flags)) ||
-	    !(new = load_side(new_dev ? NULL : argv[argc - 1], &dev_new, flags)))
-		goto out;
-	int rc = fc_diff(old, new, &d);
-	if (rc) {
-		fprintf(stderr, "fclabel diff: %s\n", strerror(rc));
-		goto out;
-	}
+	a->old_fc = old_dev ? NULL : argv[optind];
+	a->new_fc = new_dev ? NULL : argv[argc - 1];
+}
+
+/* One change, as text. */
+static void print_change(const struct fc_change *ch, const fc_set *owner)
+{
+	const struct fc_spec *s = ch->new ? ch->new : ch->old;
+
+	printf("%-8s ", kind_name[ch->kind]);
+	if (ch->old && ch->new)
+		printf("%s:%u -> %s:%u  ", ch->old->file, ch->old->line, ch->new->file,
+		       ch->new->line);
+	else
+		printf("%s:%u  ", s->file, s->line);
+	if (ch->kind == FC_CONTEXT)
+		printf("%s%s%s %s -> %s", s->regex, s->type ? " " : "", s->type ? s->type : "",
+		       ch->old->context, ch->new->context);
+	else if (ch->kind == FC_RETYPED)
+		printf("%s %s -> %s %s", s->regex, ch->old->type ? ch->old->type : "(any type)",
+		       ch->new->type ? ch->new->type : "(any type)", s->context);
+	else
+		spec_text(s);
+	printf("\n         reaches: ");
+	reach(owner, s, false);
+	putchar('\n');
+}
+
+/* One change, as an element of the JSON array (first: the array's first). */
+static void json_change(const struct fc_change *ch, const fc_set *owner, bool first)
+{
+	printf("%s\n    {\"kind\": \"%s\"", first ? "" : ",", kind_name[ch->kind]);
+	if (ch->old)
+		jspec("old", ch->old);
+	if (ch->new)
+		jspec("new", ch->new);
+	printf(", \"reaches\": ");
+	reach(owner, ch->new ? ch->new : ch->old, true);
+	putchar('}');
+}
+
+/* Every change of d, and the counts. */
+static void print_diff(const struct fc_diff *d, const fc_set *old, const fc_set *new, bool json)
+{
 	size_t n = fc_diff_count(d);
 	unsigned long count[5] = { 0 };
+
 	if (json)
 		printf("{\n  \"changes\": [");
 	for (size_t i = 0; i < n; i++) {
 		const struct fc_change *ch = fc_diff_at(d, i);
-		const struct fc_spec *s = ch->new ? ch->new : ch->old;
 		const fc_set *owner = ch->new ? new : old;
 		count[ch->kind]++;
-		if (json) {
-			printf("%s\n    {\"kind\": \"%s\"", i ? "," : "", kind_name[ch->kind]);
-			if (ch->old)
-				jspec("old", ch->old);
-			if (ch->new)
-				jspec("new", ch->new);
-			printf(", \"reaches\": ");
-			reach(owner, s, true);
-			putchar('}');
-			continue;
-		}
-		printf("%-8s ", kind_name[ch->kind]);
-		if (ch->old && ch->new)
-			printf("%s:%u -> %s:%u  ", ch->old->file, ch->old->line, ch->new->file,
-			       ch->new->line);
+		if (json)
+			json_change(ch, owner, i == 0);
 		else
-			printf("%s:%u  ", s->file, s->line);
-		if (ch->kind == FC_CONTEXT)
-			printf("%s%s%s %s -> %s", s->regex, s->type ? " " : "", s->type ? s->type : "",
-			       ch->old->context, ch->new->context);
-		else if (ch->kind == FC_RETYPED)
-			printf("%s %s -> %s %s", s->regex, ch->old->type ? ch->old->type : "(any type)",
-			       ch->new->type ? ch->new->type : "(any type)", s->context);
-		else
-			spec_text(s);
-		printf("\n         reaches: ");
-		reach(owner, s, false);
-		putchar('\n');
+			print_change(ch, owner);
 	}
 	if (json) {
 		printf("\n  ],\n  \"prunable\": %s", fc_diff_everything(d) ? "false" : "true");
@@ -206,7 +221,30 @@ int cmd_diff(int argc, char **argv)
 			printf("note: the substitution files differ (or the diff is too large): a relabel "
 			       "must visit every file\n");
 	}
-	status = n ? EXIT_DIFFERS : EXIT_OK;
+}
+
+int cmd_diff(int argc, char **argv, const struct command *self)
+{
+	/* the old side's lines and messages say which side they are about */
+	struct diff_args a = { .dev_new = { .policy = "new policy" },
+			       .dev_old = { .root_opt = "--old-root", .part_opt = "--old-partition",
+					    .policy = "old policy" } };
+	int status = EXIT_USAGE;
+	fc_set *old = NULL, *new = NULL;
+	struct fc_diff *d = NULL;
+
+	(void)self;
+	diff_options(argc, argv, &a);
+	if (!(old = load_side(a.old_fc, &a.dev_old, a.flags)) ||
+	    !(new = load_side(a.new_fc, &a.dev_new, a.flags)))
+		goto out;
+	int rc = fc_diff(old, new, &d);
+	if (rc) {
+		fprintf(stderr, "fclabel diff: %s\n", strerror(rc));
+		goto out;
+	}
+	print_diff(d, old, new, a.json);
+	status = fc_diff_count(d) ? EXIT_DIFFERS : EXIT_OK;
 out:
 	fc_diff_free(d);
 	if (old)

@@ -1,31 +1,40 @@
 /* fclabel explain: every spec that matches a path, in the order a lookup tries them. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-static const char usage_text[] =
-	"fclabel explain -S FC[,FC...] [--base-only] [-m MODE] [--seapp SEAPP[,...] --packages LIST]\n"
-	"                PATH...\n"
-	"       fclabel explain --android-root ROOT [--partition NAME=PATH]... [--packages LIST]\n"
-	"                [-m MODE] [-v] PATH...\n"
-	"\n"
-	"  -S, --file-contexts FC[,FC...]  file_contexts files, in order (repeatable)\n"
-	"      --android-root ROOT  instead of -S: the device's own file_contexts, and its\n"
-	"                         seapp_contexts with --packages, found in ROOT as the device\n"
-	"                         finds them: a mounted root, extracted partitions or NAME.img\n"
-	"                         images\n"
-	"      --partition NAME=PATH  where partition NAME (system, system_ext, product, vendor,\n"
-	"                         odm) is: a directory, an image, or none (repeatable)\n"
-	"  -v, --verbose          say which files the policy was read from\n"
-	"      --base-only        with one file: skip FILE.homedirs and FILE.local\n"
-	"  -m, --mode MODE        file mode: octal or one of f d l c b p s (default 0: any type)\n"
-	"      --seapp SEAPP[,...]  Android app data: also the seapp_contexts line that decides\n"
-	"                         the type and level, and the packages.list entry used\n"
-	"      --packages LIST    the packages.list (required with --seapp)\n"
-	"  -h, --help             show this help";
+static const char *const usage[] = {
+	"fclabel explain -S FC[,FC...] [--base-only] [-m MODE] [--seapp SEAPP[,...] --packages LIST]",
+	"                PATH...",
+	"       fclabel explain --android-root ROOT [--partition NAME=PATH]... [--packages LIST]",
+	"                [-m MODE] [-v] PATH...",
+	NULL
+};
+
+enum { O_MODE = POPT_END_, O_VERBOSE };
+
+static const struct cli_opt options[] = {
+	OPT_FILE_CONTEXTS(POPT_FILES),
+	OPT_ARG(0, "android-root", POPT_ANDROID_ROOT, "ROOT",
+		"instead of -S: the device's own file_contexts, and its seapp_contexts with "
+		"--packages, found in ROOT as the device finds them: a mounted root, extracted "
+		"partitions or NAME.img images"),
+	OPT_PARTITION(POPT_PARTITION),
+	OPT_FLAG('v', "verbose", O_VERBOSE, "say which files the policy was read from"),
+	OPT_FLAG(0, "base-only", POPT_BASE_ONLY, "with one file: skip FILE.homedirs and FILE.local"),
+	OPT_ARG('m', "mode", O_MODE, "MODE",
+		"file mode: octal or one of f d l c b p s (default 0: any type)"),
+	OPT_ARG(0, "seapp", POPT_SEAPP, "SEAPP[,...]",
+		"Android app data: also the seapp_contexts line that decides the type and level, "
+		"and the packages.list entry used"),
+	OPT_ARG(0, "packages", POPT_PACKAGES, "LIST", "the packages.list (required with --seapp)"),
+	OPT_HELP,
+	OPT_END
+};
+
+static const struct cli_spec spec = { "explain", usage, options };
 
 struct shown {
 	unsigned n;
@@ -73,38 +82,51 @@ static bool app_explain(struct appdata *ad, const char *path, const struct fc_re
 	return true;
 }
 
-int cmd_explain(int argc, char **argv)
+/* The options: the policy's into po, -m's into *mode, -v's into *verbose. Returns only when they
+ * are good, and the policy is to be loaded. */
+static void options_of(int argc, char **argv, struct policy_opts *po, mode_t *mode, bool *verbose)
 {
-	static const struct option opts[] = {
-		{ "file-contexts", required_argument, NULL, 'S' },
-		{ "base-only", no_argument, NULL, 'B' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "seapp", required_argument, NULL, 'A' },
-		{ "packages", required_argument, NULL, 'K' },
-		{ "android-root", required_argument, NULL, OPT_ANDROID_ROOT },
-		{ "partition", required_argument, NULL, OPT_PARTITION },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	struct policy_opts po = { 0 };
-	struct app_rules ar = { 0 };
-	int c, status = EXIT_OK;
-	bool verbose = false;
-	fc_set *set = NULL;
+	struct cli_parser p;
+	int c, r;
 
-	while ((c = getopt_long(argc, argv, "S:m:vh", opts, NULL)) != -1) {
-		if (c == 'v')
-			verbose = true;
-		else if (!policy_opt(c, optarg, &po, "explain", usage_text))
-			die_usage("explain", usage_text);
+	cli_start(&p, &spec);
+	while ((c = cli_next(&p, argc, argv)) != -1) {
+		if ((r = policy_arg(po, "explain", c, optarg)) < 0)
+			die_usage(&spec);
+		else if (r > 0)
+			continue;
+		else if (c == O_VERBOSE)
+			*verbose = true;
+		else if (c == O_MODE && !parse_mode(optarg, mode)) {
+			fprintf(stderr, "fclabel explain: bad mode '%s'\n", optarg);
+			die_usage(&spec);
+		} else if (c == CLI_HELP) {
+			cli_help(&spec);
+			policy_opts_free(po);
+			exit(EXIT_OK);
+		} else if (c != O_MODE) {
+			die_usage(&spec);
+		}
 	}
 	if (optind >= argc) {
 		fprintf(stderr, "fclabel explain: give at least one PATH\n");
-		die_usage("explain", usage_text);
+		die_usage(&spec);
 	}
-	mode_t mode = po.mode;
-	if (policy_opts_load("explain", usage_text, &po, verbose, &set, &ar) != EXIT_OK) {
+	if (!policy_args_check(po, "explain"))
+		die_usage(&spec);
+}
+
+int cmd_explain(int argc, char **argv, const struct command *self)
+{
+	struct policy_opts po = { 0 };
+	struct app_rules ar = { 0 };
+	int status = EXIT_OK;
+	bool verbose = false;
+	mode_t mode = 0;
+	fc_set *set = NULL;
+
+	options_of(argc, argv, &po, &mode, &verbose);
+	if (policy_opts_load("explain", &po, verbose, &set, &ar) != EXIT_OK) {
 		policy_opts_free(&po);
 		app_rules_free(&ar);
 		if (set)

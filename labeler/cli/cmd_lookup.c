@@ -1,38 +1,50 @@
 /* fclabel lookup: what file_contexts says about paths. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-static const char usage_text[] =
-	"fclabel lookup -S FC[,FC...] [--base-only] [--policy SEPOLICY] [-m MODE] [-v]\n"
-	"               [--seapp SEAPP[,...] --packages LIST] PATH...\n"
-	"       fclabel lookup -S FC[,FC...] [--base-only] [--policy SEPOLICY] --batch [-0] [-v]\n"
-	"               [--seapp SEAPP[,...] --packages LIST] < RECORDS\n"
-	"       fclabel lookup --android-root ROOT [--partition NAME=PATH]... [--packages LIST]\n"
-	"               [--policy SEPOLICY] [-m MODE] [-v] PATH... (or --batch [-0] < RECORDS)\n"
-	"\n"
-	"  -S, --file-contexts FC[,FC...]  file_contexts files, in order (repeatable)\n"
-	"      --android-root ROOT  instead of -S: the device's own file_contexts, and its\n"
-	"                         seapp_contexts with --packages, found in ROOT as the device\n"
-	"                         finds them: a mounted root, extracted partitions or NAME.img\n"
-	"                         images (-v: which files)\n"
-	"      --partition NAME=PATH  where partition NAME (system, system_ext, product, vendor,\n"
-	"                         odm) is: a directory, an image, or none (repeatable)\n"
-	"      --base-only        with one file: skip FILE.homedirs and FILE.local\n"
-	"  -m, --mode MODE        file mode: octal (0100644, 040755, 0) or one of f d l c b p s;\n"
-	"                         default 0, which lets typed specs match any file\n"
-	"  -v, --verbose          also print FILE:LINE of the deciding spec ('-' for none)\n"
-	"      --batch            read \"MODE PATH\" records from standard input\n"
-	"  -0, --null             with --batch: records end with NUL, not newline\n"
-	"      --policy SEPOLICY  first check every context against this binary SELinux\n"
-	"                         policy (libsepol); answer nothing if one is not valid\n"
-	"      --seapp SEAPP[,...]  Android app data: the device's label for paths below\n"
-	"                         /data/data/PKG, /data/user/N/PKG ... from these seapp_contexts\n"
-	"      --packages LIST    ... and this packages.list (required with --seapp)\n"
-	"  -h, --help             show this help";
+static const char *const usage[] = {
+	"fclabel lookup -S FC[,FC...] [--base-only] [--policy SEPOLICY] [-m MODE] [-v]",
+	"               [--seapp SEAPP[,...] --packages LIST] PATH...",
+	"       fclabel lookup -S FC[,FC...] [--base-only] [--policy SEPOLICY] --batch [-0] [-v]",
+	"               [--seapp SEAPP[,...] --packages LIST] < RECORDS",
+	"       fclabel lookup --android-root ROOT [--partition NAME=PATH]... [--packages LIST]",
+	"               [--policy SEPOLICY] [-m MODE] [-v] PATH... (or --batch [-0] < RECORDS)",
+	NULL
+};
+
+enum { O_MODE = POPT_END_, O_VERBOSE, O_BATCH, O_NULL, O_POLICY };
+
+static const struct cli_opt options[] = {
+	OPT_FILE_CONTEXTS(POPT_FILES),
+	OPT_ARG(0, "android-root", POPT_ANDROID_ROOT, "ROOT",
+		"instead of -S: the device's own file_contexts, and its seapp_contexts with "
+		"--packages, found in ROOT as the device finds them: a mounted root, extracted "
+		"partitions or NAME.img images (-v: which files)"),
+	OPT_PARTITION(POPT_PARTITION),
+	OPT_FLAG(0, "base-only", POPT_BASE_ONLY, "with one file: skip FILE.homedirs and FILE.local"),
+	OPT_ARG('m', "mode", O_MODE, "MODE",
+		"file mode: octal (0100644, 040755, 0) or one of f d l c b p s; default 0, which "
+		"lets typed specs match any file"),
+	OPT_FLAG('v', "verbose", O_VERBOSE,
+		 "also print FILE:LINE of the deciding spec ('-' for none)"),
+	OPT_FLAG(0, "batch", O_BATCH, "read \"MODE PATH\" records from standard input"),
+	OPT_FLAG('0', "null", O_NULL, "with --batch: records end with NUL, not newline"),
+	OPT_ARG(0, "policy", O_POLICY, "SEPOLICY",
+		"first check every context against this binary SELinux policy (libsepol); answer "
+		"nothing if one is not valid"),
+	OPT_ARG(0, "seapp", POPT_SEAPP, "SEAPP[,...]",
+		"Android app data: the device's label for paths below /data/data/PKG, /data/user/N/PKG "
+		"... from these seapp_contexts"),
+	OPT_ARG(0, "packages", POPT_PACKAGES, "LIST",
+		"... and this packages.list (required with --seapp)"),
+	OPT_HELP,
+	OPT_END
+};
+
+static const struct cli_spec spec = { "lookup", usage, options };
 
 struct out {
 	bool verbose;
@@ -128,49 +140,52 @@ static void batch(struct out *o, const fc_set *set, int delim)
 	free(line);
 }
 
-int cmd_lookup(int argc, char **argv)
+int cmd_lookup(int argc, char **argv, const struct command *self)
 {
-	static const struct option opts[] = {
-		{ "file-contexts", required_argument, NULL, 'S' },
-		{ "base-only", no_argument, NULL, 'B' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "batch", no_argument, NULL, 'b' },
-		{ "null", no_argument, NULL, '0' },
-		{ "policy", required_argument, NULL, 'p' },
-		{ "seapp", required_argument, NULL, 'A' },
-		{ "packages", required_argument, NULL, 'K' },
-		{ "android-root", required_argument, NULL, OPT_ANDROID_ROOT },
-		{ "partition", required_argument, NULL, OPT_PARTITION },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
 	struct policy_opts po = { 0 };
 	struct app_rules ar = { 0 };
+	struct cli_parser p;
 	static struct out o;
 	bool use_batch = false;
 	const char *sepolicy = NULL;
 	int delim = '\n', c;
+	mode_t mode = 0;
 	fc_set *set;
 	static char obuf[1 << 16];
 
-	while ((c = getopt_long(argc, argv, "S:m:v0h", opts, NULL)) != -1) {
-		if (policy_opt(c, optarg, &po, "lookup", usage_text))
+	cli_start(&p, &spec);
+	while ((c = cli_next(&p, argc, argv)) != -1) {
+		int r = policy_arg(&po, "lookup", c, optarg);
+		if (r < 0)
+			die_usage(&spec);
+		if (r > 0)
 			continue;
 		switch (c) {
-		case 'v': o.verbose = true; break;
-		case 'b': use_batch = true; break;
-		case '0': delim = 0; break;
-		case 'p': sepolicy = optarg; break;
-		default: die_usage("lookup", usage_text);
+		case O_MODE:
+			if (!parse_mode(optarg, &mode)) {
+				fprintf(stderr, "fclabel lookup: bad mode '%s'\n", optarg);
+				die_usage(&spec);
+			}
+			break;
+		case O_VERBOSE: o.verbose = true; break;
+		case O_BATCH: use_batch = true; break;
+		case O_NULL: delim = 0; break;
+		case O_POLICY: sepolicy = optarg; break;
+		case CLI_HELP:
+			cli_help(&spec);
+			policy_opts_free(&po);
+			return EXIT_OK;
+		default: die_usage(&spec);
 		}
 	}
 	if (use_batch == (optind < argc)) {
 		fprintf(stderr, "fclabel lookup: give PATHs or --batch, not %s\n",
 			use_batch ? "both" : "neither");
-		die_usage("lookup", usage_text);
+		die_usage(&spec);
 	}
-	if ((c = policy_opts_load("lookup", usage_text, &po, o.verbose, &set, &ar)) != EXIT_OK ||
+	if (!policy_args_check(&po, "lookup"))
+		die_usage(&spec);
+	if ((c = policy_opts_load("lookup", &po, o.verbose, &set, &ar)) != EXIT_OK ||
 	    (sepolicy && (c = policy_check("lookup", sepolicy, set, ar.sa)) != EXIT_OK)) {
 		app_rules_free(&ar);
 		policy_opts_free(&po);
@@ -184,7 +199,7 @@ int cmd_lookup(int argc, char **argv)
 		batch(&o, set, delim);
 	else
 		for (int i = optind; i < argc; i++)
-			answer(&o, set, argv[i], po.mode, "");
+			answer(&o, set, argv[i], mode, "");
 	app_rules_free(&ar);
 	fc_free(set);
 	if (fflush(stdout) != 0) {

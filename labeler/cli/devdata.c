@@ -2,8 +2,8 @@
  * Whether a /data is a device's: Android's boot walk writes security.sehash (20 bytes) on /data
  * and on each top directory it enters, vold's on the users' CE directories, and nothing else
  * does but a labeler that means to spare a device those walks (restorecon -D, fclabel's own
- * --digests). A full label of such a /data strips the levels the device keeps; imgcmd.c refuses
- * it without --as-device or --full-label, and check counts what the device keeps.
+ * --digests). A full label of such a /data strips the levels the device keeps; the run (run.c)
+ * refuses it without --as-device or --full-label, and check counts what the device keeps.
  *
  * Read before the target is opened for writing (an image is opened read-only and closed again),
  * so that a refusal leaves it as it was, byte for byte.

@@ -144,8 +144,10 @@ out:
 	sepol_user_key_free(key);
 }
 
-/* libsepol's reason, or NULL when the context is valid; "" when it gave none. */
-static char *judge(sepol_handle_t *h, const sepol_policydb_t *db, struct msgs *m, const char *ctx)
+/* libsepol's reason into *why (malloc'd), or NULL when the context is valid; "" when it gave
+ * none. 0, or ENOMEM. */
+static int judge(sepol_handle_t *h, const sepol_policydb_t *db, struct msgs *m, const char *ctx,
+		 char **why_not)
 {
 	sepol_context_t *con = NULL;
 	const char *why;
@@ -160,16 +162,12 @@ static char *judge(sepol_handle_t *h, const sepol_policydb_t *db, struct msgs *m
 		why = buf;
 	}
 	sepol_context_free(con);
+	*why_not = NULL;
 	if (!bad)
-		return NULL;
+		return 0;
 	if (!strncmp(why, "malformed context", 17) || !strncmp(why, "could not parse", 15))
 		why = "not USER:ROLE:TYPE[:LEVEL]";
-	char *r = strdup(why);
-	if (!r) {
-		fputs("fclabel: out of memory\n", stderr);
-		exit(EXIT_USAGE);
-	}
-	return r;
+	return (*why_not = strdup(why)) ? 0 : ENOMEM;
 }
 
 /* Why name is not a type (an attribute, or nothing) of the policy, or NULL when it is one. */
@@ -259,7 +257,11 @@ int policy_check(const char *cmd, const char *path, const fc_set *set, const sea
 		v = &tab[b];
 		if (!v->context) {
 			v->context = s->context;
-			v->why = judge(h, db, &m, s->context);
+			if (judge(h, db, &m, s->context, &v->why)) {
+				fprintf(stderr, "fclabel %s: --policy %s: %s\n", cmd, path,
+					strerror(ENOMEM));
+				goto out;
+			}
 		}
 		if (!v->why)
 			continue;

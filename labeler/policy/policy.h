@@ -18,11 +18,14 @@ enum {
 	EXIT_USAGE = 2,    /* bad options, unloadable policy, unusable image */
 };
 
+/* ---- load.c: file_contexts, seapp_contexts and packages.list, loaded or said why not ---- */
+
 /* Accumulates -S arguments: each may be a comma-separated list. */
 struct fcfiles {
 	char **v;
 	size_t n;
 };
+/* 0, or ENOMEM. */
 int fcfiles_add(struct fcfiles *f, const char *arg);
 void fcfiles_free(struct fcfiles *f);
 
@@ -41,8 +44,9 @@ seapp_set *seapp_loaded(const char *cmd, int rc, seapp_set *set, const struct se
  * buf is NULL; NULL after saying why. */
 pkg_list *load_packages(const char *cmd, const char *name, const char *buf, size_t len);
 
-/* --android-root ROOT and --partition NAME=PATH (androidroot.c): where the device's own policy
- * is read from. */
+/* ---- androidroot.c (devtree.c, devcheck.c): the device's own policy ---- */
+
+/* --android-root ROOT and --partition NAME=PATH: where the device's own policy is read from. */
 #define AROOT_PARTS 5 /* system, system_ext, product, vendor, odm */
 struct aroot_args {
 	const char *root;              /* --android-root, or NULL */
@@ -58,19 +62,34 @@ bool aroot_given(const struct aroot_args *a);
 bool aroot_partition(struct aroot_args *a, const char *cmd, const char *arg);
 bool aroot_partition_opt(struct aroot_args *a, const char *cmd, const char *opt, const char *arg);
 
-/* The options that lookup and explain share: -S, --base-only (as 'B'), -m and -h. Returns true
- * when c was one of them; a bad value ends the program with the usage. */
+/*
+ * Finds the device's file_contexts, and with sa its seapp_contexts, as its libselinux does
+ * (seapp_find_policy), in the partitions a describes, and loads them (flags: FC_NO_DUPS) from
+ * memory. Images are opened read-only (lock: LOCK_*) and closed before it returns. Says on stderr
+ * which file it took for what (with a->quiet, only when verbose), with verbose also where the
+ * partitions are. EXIT_OK (*set, *sa, *pf filled), or EXIT_USAGE after saying why, naming what
+ * is missing or bad, a partition not mounted or a recovery's own files.
+ */
+int aroot_load(const char *cmd, const struct aroot_args *a, unsigned flags, int lock,
+	       bool verbose, fc_set **set, seapp_set **sa, struct policy_origins *pf);
+/* A boolean build flag (RELEASE_...) as the device's system partition lists it in its
+ * /system/etc/build_flags.json: 1, or 0 when false or not listed (*from: the file, malloc'd);
+ * -1 when there is no such file or it is not JSON (*from NULL). */
+int aroot_build_flag(const char *cmd, const struct aroot_args *a, int lock, const char *name,
+		     char **from);
+
+/* ---- options.c: what a command's options name, loaded ---- */
+
+/* The policy lookup and explain answer from: -S, or --android-root with --partition; --seapp
+ * with --packages; --base-only (flags: FC_BASE_ONLY). */
 struct policy_opts {
 	struct fcfiles files;
 	unsigned flags;
-	mode_t mode;
-	struct fcfiles seapp;   /* --seapp (as 'A'): Android's app data rules */
-	const char *packages;   /* --packages (as 'K') */
-	struct aroot_args aroot; /* --android-root, --partition (OPT_ANDROID_ROOT, OPT_PARTITION) */
+	struct fcfiles seapp;   /* --seapp: Android's app data rules */
+	const char *packages;   /* --packages */
+	struct aroot_args aroot; /* --android-root, --partition */
 };
-/* The long options without a letter. */
-enum { OPT_ANDROID_ROOT = 0x100, OPT_PARTITION };
-bool policy_opt(int c, const char *arg, struct policy_opts *p, const char *cmd, const char *usage);
+void policy_opts_free(struct policy_opts *p);
 
 /* --seapp with --packages (lookup, explain): app data labels for paths. */
 struct app_rules {
@@ -84,14 +103,45 @@ int app_rules_load(const char *cmd, const struct policy_opts *p, const fc_set *s
 		   struct app_rules *r);
 void app_rules_free(struct app_rules *r);
 /* lookup and explain: the -S files or the device's policy (--android-root, with its
- * seapp_contexts when --packages is given), and the app data rules when asked for. EXIT_OK, or
- * EXIT_USAGE after saying why (usage: when the options do not go together). */
-int policy_opts_load(const char *cmd, const char *usage, const struct policy_opts *p,
-		     bool verbose, fc_set **set, struct app_rules *r);
-void policy_opts_free(struct policy_opts *p);
+ * seapp_contexts when --packages is given), and the app data rules when asked for. The options
+ * go together (the caller checked: -S or --android-root, and not both). EXIT_OK, or EXIT_USAGE
+ * after saying why. */
+int policy_opts_load(const char *cmd, const struct policy_opts *p, bool verbose, fc_set **set,
+		     struct app_rules *r);
 
-/* A file mode for lookups: octal digits, or one letter f d l c b p s. */
-bool parse_mode(const char *s, mode_t *mode);
+/* What label, check and relabel are told to label with. */
+struct run_policy_opts {
+	struct policy_opts now;     /* -S (relabel: --to) or --android-root; --seapp, --packages,
+				     * --base-only */
+	struct fcfiles from;        /* relabel --from: what the target was labeled with */
+	struct fcfiles from_seapp;  /* relabel --from-seapp */
+	const char *sepolicy;       /* --policy: the contexts checked against it */
+	int ddi;                    /* --data-data-ignore: 1, 0, or -1 when not given */
+};
+void run_policy_opts_free(struct run_policy_opts *o);
+/* ... and what they load. */
+struct run_policy {
+	fc_set *set;                /* the policy, duplicates refused (as setfiles refuses them) */
+	seapp_set *sa;              /* its seapp_contexts: --seapp, or the device's */
+	pkg_list *pkgs;             /* --packages (else the caller's: the target's own) */
+	struct policy_origins pf;   /* --android-root: the files the policy was read from */
+	unsigned android_build;     /* SEAPP_BUILD_*: how the device's libselinux is built */
+	fc_set *oldset;             /* relabel --from (set itself when the files are the same) */
+	seapp_set *old_sa;          /* --from-seapp */
+	struct fc_diff *diff;       /* relabel: what changed from oldset to set */
+};
+/* With --android-root, whether the device's seapp_contexts are wanted: for /data (mountpoint:
+ * "" for "/"), or with --packages. */
+bool run_policy_device_seapp(const struct run_policy_opts *o, const char *mountpoint);
+/* Loads everything a run labels with, before its target is opened: the policy, its
+ * seapp_contexts, --policy's check of them, relabel's old policy and what changed, --packages.
+ * verbose: which files were taken, and how the device's libselinux is built. EXIT_OK, or the
+ * exit status after saying why (what was loaded stays in rp, for run_policy_free). */
+int run_policy_load(const char *cmd, const struct run_policy_opts *o, const char *mountpoint,
+		    int lock, bool verbose, struct run_policy *rp);
+void run_policy_free(struct run_policy *rp);
+
+/* ---- policy.c: --policy ---- */
 
 /* How many invalid specs are printed one per line before the rest are only counted. */
 #define POLICY_MAX_REPORTED 20
@@ -111,20 +161,4 @@ bool parse_mode(const char *s, mode_t *mode);
 int policy_check(const char *cmd, const char *path, const fc_set *set, const seapp_set *sa);
 
 
-struct aroot_args;
-/*
- * Finds the device's file_contexts, and with sa its seapp_contexts, as its libselinux does
- * (seapp_find_policy), in the partitions a describes, and loads them (flags: FC_NO_DUPS) from
- * memory. Images are opened read-only (lock: LOCK_*) and closed before it returns. Says on stderr
- * which file it took for what (with a->quiet, only when verbose), with verbose also where the
- * partitions are. EXIT_OK (*set, *sa, *pf filled), or EXIT_USAGE after saying why, naming what
- * is missing or bad, a partition not mounted or a recovery's own files.
- */
-int aroot_load(const char *cmd, const struct aroot_args *a, unsigned flags, int lock,
-	       bool verbose, fc_set **set, seapp_set **sa, struct policy_origins *pf);
-/* A boolean build flag (RELEASE_...) as the device's system partition lists it in its
- * /system/etc/build_flags.json: 1, or 0 when false or not listed (*from: the file, malloc'd);
- * -1 when there is no such file or it is not JSON (*from NULL). */
-int aroot_build_flag(const char *cmd, const struct aroot_args *a, int lock, const char *name,
-		     char **from);
 #endif
