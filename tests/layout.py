@@ -98,7 +98,9 @@ class Checker:
     def objects(self, rooms=None):
         out = []
         for room in rooms or ROOMS:
-            out += [f for f in self.files(room, (".o",))]
+            # (an object whose source is gone is a stale build's, not the house's)
+            out += [f for f in self.files(room, (".o",))
+                    if os.path.isfile(os.path.join(self.root, f[:-2] + ".c"))]
         return out
 
     def read(self, rel):
