@@ -6,6 +6,19 @@
 
 /* (image.c) What img_open took besides the file system (the journal, the inode tables). */
 void img_release(struct image *img);
+/* ---- lock.c: who else has the image ---- */
+/* A mounted (or otherwise busy) image is not written; -1: refused (printed). *mounted: whether
+ * it is mounted. */
+int img_check_mounted(const char *name, bool rw, const char *cmd, bool *mounted);
+/* The BSD lock on the image (img->lockfd), exclusive to write (and then no byte-range lock of
+ * another process on it), shared to read, as p->lock says (LOCK_WAIT, ...): 0, or -1 after
+ * saying why. img_unlock lets it go. */
+int img_lock(struct image *img, const char *name, bool rw, int how, const char *cmd);
+void img_unlock(struct image *img);
+/* What the path names as the image is opened (img->dev, img->ino), for img_still_target; and,
+ * after the open, whether libext2fs opened that file (false after saying why). */
+int img_note_target(struct image *img, const char *name, const char *cmd);
+bool img_still_target_open(const struct image *img, const char *cmd);
 /* ---- inplace.c ---- */
 /* The image's jbd2 journal, opened below the overlay (*j NULL: it has none). 0, or why not
  * (EXT2_ET_UNSUPP_FEATURE: a journal fclabel does not write, or on another device). */
