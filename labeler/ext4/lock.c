@@ -1,8 +1,8 @@
 /*
  * Who else has the image: a mount (the mount table, or a loop device backed by it), a lock of
  * another process (the BSD lock util-linux and systemd take, a byte-range one as QEMU takes), or
- * a rename during the run (its path no longer names the file opened). image.c asks, before it
- * opens the file system and again before the result goes over the image.
+ * a rename during the run (its path no longer names the file opened). image.c asks as it opens
+ * and closes the image, the image source (source.c) before each write.
  */
 #include <ctype.h>
 #include <dirent.h>
