@@ -1,9 +1,11 @@
 /*
- * Private to imgfmt/: the copy-and-rename writer (replace.c) and the formats it serves. A format
- * (the raw one in replace.c, the Android sparse one in sparse.c) describes its input as a list
- * of chunks; the writer keeps the changed blocks, copies the input beside the output while the
- * labeler works, and at close either patches the copy (the layout is kept) or asks the format to
- * write the rest anew. Arrows go one way: sparse.c uses the writer, never the reverse.
+ * Private to imgfmt/: the copy-and-rename writer (replace.c, the io_manager; result.c, its result
+ * file; blocks.c, what both stand on) and the formats it serves. A format (the raw one in
+ * replace.c, the Android sparse one in sparse.c) describes its input as a list of chunks; the
+ * writer keeps the changed blocks, copies the input beside the output while the labeler works,
+ * and at close either patches the copy (the layout is kept) or asks the format to write the rest
+ * anew. Arrows go one way: sparse.c uses the writer, never the reverse; replace.c uses result.c,
+ * both use blocks.c.
  */
 #ifndef IMGFMT_INTERNAL_H
 #define IMGFMT_INTERNAL_H
@@ -90,22 +92,45 @@ int imgfmt_fault(enum imgfmt_io kind);
 /* The first I/O error of the run, when it is not a channel operation's (which tracked.c sees). */
 void imgfmt_io_error_set(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* replace.c: what the formats use */
+/* blocks.c: what the writer and the formats stand on */
 errcode_t ic_fail(errcode_t rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The message ic_fail left, cleared (imgfmt_error: whether there is one). */
+void ic_clear_error(void);
 bool ic_pread_all(int fd, void *buf, size_t n, uint64_t off);
 bool ic_pwrite_all(int fd, const void *buf, size_t n, uint64_t off);
+/* A failed read of a file of ours: what the system said, or EXT2_ET_SHORT_READ. */
+errcode_t ic_read_error(void);
+void ic_fill_block(char *b, uint32_t blksz, uint32_t fill);
 struct chunk *ic_find_chunk(struct imgcopy *s, uint64_t blk);
+/* Block blk's slot in the overlay file (DIRECT: in the result file at its own offset), or -1. */
+int64_t ic_ov_find(struct imgcopy *s, uint64_t blk);
+/* Where block blk lies in the input (and, while the layout is kept, in the result), when it is
+ * in a RAW chunk. */
+bool ic_raw_offset(struct imgcopy *s, uint64_t blk, uint64_t *off);
+/* Entry e of the write-back cache written out (to the result file once the copy has passed
+ * it, else to the overlay file). */
+errcode_t ic_wb_flush_one(struct imgcopy *s, unsigned e);
+/* Whether block blk waits in the write-back cache. */
+bool ic_in_wb(const struct imgcopy *s, uint64_t blk);
 /* Changed by this run (in the overlay or waiting in the write-back cache). */
 bool ic_changed(struct imgcopy *s, uint64_t blk);
 /* One block, as the image has it now. */
 errcode_t ic_get_block(struct imgcopy *s, uint64_t blk, char *dst);
+/* result.c: the result file */
 /* Copies bytes [pos, n) of in to the same offsets of out, inside the kernel where it can;
  * *done (when given) follows what is copied. */
-/* The first index i with a[i] >= v in the sorted a[0..n). */
-size_t ic_at_or_after(const uint64_t *a, size_t n, uint64_t v);
-void ic_fill_block(char *b, uint32_t blksz, uint32_t fill);
 errcode_t ic_copy_range(int in, int out, uint64_t pos, uint64_t n, _Atomic uint64_t *done);
 #define IC_COPY_BUF (1u << 20)
+/* The first index i with a[i] >= v in the sorted a[0..n). */
+size_t ic_at_or_after(const uint64_t *a, size_t n, uint64_t v);
+/* On the first write: the input copied into the result file, in the background. */
+void ic_start_copy(struct imgcopy *s);
+/* That copy waited for (s->copied: whether it is whole). */
+void ic_join_copy(struct imgcopy *s);
+/* At close: the result built, synced and put over the output; 0, or an errcode_t (ic_fail's
+ * message says why). */
+errcode_t ic_write_result(struct imgcopy *s);
+/* replace.c: the io_manager */
 /* A channel over name, laid out by fmt, for the given manager. */
 errcode_t ic_open(const char *name, int flags, io_channel *channel,
 		  const struct imgcopy_format *fmt, io_manager manager);

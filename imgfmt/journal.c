@@ -528,6 +528,112 @@ static size_t each_tag(struct imgfmt_journal *j, const char *d,
 	return k;
 }
 
+/* The blocks the k tags of descriptor d describe, which follow it in the log from *at (moved
+ * past them): added to the v1 checksum (P_SCAN, while the log's time is not in doubt), or
+ * written where they belong (P_REPLAY) unless revoked. */
+static errcode_t pass_tags(struct replay *r, int kind, const char *d, size_t k, uint32_t tid,
+			   bool check_time, uint32_t *at, uint32_t *v1sum)
+{
+	struct imgfmt_journal *j = r->j;
+	char *b = j->buf;
+	size_t off = 12;
+	errcode_t rc;
+
+	for (size_t t = 0; t < k; t++) {
+		const char *tag = d + off;
+		unsigned fl = tag_flags(j, tag);
+		off += j->tagbytes + (fl & JF_SAME_UUID ? 0 : 16);
+		uint32_t here = *at;
+		*at = wrap(j, *at + 1);
+		if (kind == P_REVOKE || (kind == P_SCAN && !(j->v1 && !check_time)))
+			continue;
+		if ((rc = jread(j, here, b))) {
+			snprintf(r->why, r->n, "cannot read journal block %u", here);
+			return rc;
+		}
+		if (kind == P_SCAN) {
+			*v1sum = ext2fs_crc32_be(*v1sum, (unsigned char *)b, j->bs);
+			continue;
+		}
+		uint64_t blk = tag_block(j, tag);
+		if (rv_hit(r, blk, tid)) {
+			r->st->revoked++;
+			continue;
+		}
+		if (!tag_csum_ok(j, tag, b, tid)) {
+			snprintf(r->why, r->n, "block %llu of transaction %u has a bad "
+				 "checksum in the journal", (unsigned long long)blk, tid);
+			return EXT2_ET_CORRUPT_JOURNAL_SB;
+		}
+		if (fl & JF_ESCAPE)
+			put32(b, JMAGIC);
+		if ((rc = r->put(r->arg, blk, b))) {
+			snprintf(r->why, r->n, "writing block %llu from the journal failed",
+				 (unsigned long long)blk);
+			return rc;
+		}
+		r->st->blocks++;
+	}
+	return 0;
+}
+
+/* P_SCAN: whether commit block b closes transaction tid and the log goes on. false: the log
+ * ends before it, after a bad checksum (check_time) as stale blocks of an older log or, when
+ * this commit is no older than the last one, as damage (*rc); or at an interrupted commit. */
+static bool commit_scan(struct replay *r, char *b, uint32_t tid, bool check_time,
+			uint64_t *last_time, uint32_t *v1sum, errcode_t *rc)
+{
+	struct imgfmt_journal *j = r->j;
+	uint64_t t = (uint64_t)get32(b + JC_SEC) << 32 | get32(b + JC_SEC + 4);
+
+	if (check_time) {
+		if (t >= *last_time) {
+			snprintf(r->why, r->n, "transaction %u has a bad checksum", tid);
+			*rc = EXT2_ET_CORRUPT_JOURNAL_SB;
+		}
+		return false; /* stale blocks of an older log */
+	}
+	bool bad = false;
+	if (j->v1) {
+		bool used = b[JC_CSUM_TYPE] == 1 && b[JC_CSUM_SIZE] == 4 &&
+			    get32(b + JC_CSUM) == *v1sum;
+		bool unused = !b[JC_CSUM_TYPE] && !b[JC_CSUM_SIZE] && !get32(b + JC_CSUM);
+		bad = !used && !unused;
+		*v1sum = ~0u;
+	} else if (j->csum) {
+		bad = get32(b + JC_CSUM) != block_csum(j, b, JC_CSUM, j->bs, j->seed);
+	}
+	if (bad) {
+		if (t < *last_time)
+			return false;
+		/* an interrupted commit: the log ends before it */
+		return false;
+	}
+	*last_time = t;
+	return true;
+}
+
+/* P_REVOKE: the blocks revoke block b of transaction tid names, remembered (rv_add). */
+static errcode_t revoke_records(struct replay *r, const char *b, uint32_t tid)
+{
+	struct imgfmt_journal *j = r->j;
+	uint32_t count = get32(b + 12);
+	size_t rl = j->is64 ? 8 : 4;
+	errcode_t rc;
+
+	if (count > j->bs - (j->csum ? 4 : 0)) {
+		snprintf(r->why, r->n, "a revoke block of transaction %u is corrupt", tid);
+		return EXT2_ET_CORRUPT_JOURNAL_SB;
+	}
+	for (size_t o = 16; o + rl <= count; o += rl) {
+		uint64_t blk = rl == 8 ? (uint64_t)get32(b + o) << 32 | get32(b + o + 4)
+				       : get32(b + o);
+		if ((rc = rv_add(r, blk, tid)))
+			return rc;
+	}
+	return 0;
+}
+
 /* One pass over the log, as recovery.c's do_one_pass. */
 static errcode_t pass(struct replay *r, int kind)
 {
@@ -571,75 +677,14 @@ static errcode_t pass(struct replay *r, int kind)
 			size_t k = each_tag(j, d, NULL, r);
 			if (kind == P_SCAN && j->v1 && !check_time)
 				v1sum = ext2fs_crc32_be(v1sum, (unsigned char *)d, j->bs);
-			size_t off = 12;
-			for (size_t t = 0; t < k; t++) {
-				const char *tag = d + off;
-				unsigned fl = tag_flags(j, tag);
-				off += j->tagbytes + (fl & JF_SAME_UUID ? 0 : 16);
-				uint32_t here = at;
-				at = wrap(j, at + 1);
-				if (kind == P_REVOKE || (kind == P_SCAN && !(j->v1 && !check_time)))
-					continue;
-				if ((rc = jread(j, here, b))) {
-					snprintf(r->why, r->n, "cannot read journal block %u", here);
-					goto out;
-				}
-				if (kind == P_SCAN) {
-					v1sum = ext2fs_crc32_be(v1sum, (unsigned char *)b, j->bs);
-					continue;
-				}
-				uint64_t blk = tag_block(j, tag);
-				if (rv_hit(r, blk, tid)) {
-					r->st->revoked++;
-					continue;
-				}
-				if (!tag_csum_ok(j, tag, b, tid)) {
-					snprintf(r->why, r->n, "block %llu of transaction %u has a bad "
-						 "checksum in the journal", (unsigned long long)blk, tid);
-					rc = EXT2_ET_CORRUPT_JOURNAL_SB;
-					goto out;
-				}
-				if (fl & JF_ESCAPE)
-					put32(b, JMAGIC);
-				if ((rc = r->put(r->arg, blk, b))) {
-					snprintf(r->why, r->n, "writing block %llu from the journal failed",
-						 (unsigned long long)blk);
-					goto out;
-				}
-				r->st->blocks++;
-			}
+			if ((rc = pass_tags(r, kind, d, k, tid, check_time, &at, &v1sum)))
+				break;
 			continue;
 		}
 		if (type == JB_COMMIT) {
-			uint64_t t = (uint64_t)get32(b + JC_SEC) << 32 | get32(b + JC_SEC + 4);
-			if (kind == P_SCAN) {
-				if (check_time) {
-					if (t >= last_time) {
-						snprintf(r->why, r->n, "transaction %u has a bad checksum",
-							 tid);
-						rc = EXT2_ET_CORRUPT_JOURNAL_SB;
-					}
-					break; /* stale blocks of an older log */
-				}
-				bool bad = false;
-				if (j->v1) {
-					bool used = b[JC_CSUM_TYPE] == 1 && b[JC_CSUM_SIZE] == 4 &&
-						    get32(b + JC_CSUM) == v1sum;
-					bool unused = !b[JC_CSUM_TYPE] && !b[JC_CSUM_SIZE] &&
-						      !get32(b + JC_CSUM);
-					bad = !used && !unused;
-					v1sum = ~0u;
-				} else if (j->csum) {
-					bad = get32(b + JC_CSUM) != block_csum(j, b, JC_CSUM, j->bs, j->seed);
-				}
-				if (bad) {
-					if (t < last_time)
-						break;
-					/* an interrupted commit: the log ends before it */
-					break;
-				}
-				last_time = t;
-			}
+			if (kind == P_SCAN &&
+			    !commit_scan(r, b, tid, check_time, &last_time, &v1sum, &rc))
+				break;
 			if (kind == P_REPLAY)
 				r->st->transactions++;
 			tid++;
@@ -651,19 +696,8 @@ static errcode_t pass(struct replay *r, int kind)
 				check_time = true;
 			if (kind != P_REVOKE)
 				continue;
-			uint32_t count = get32(b + 12);
-			size_t rl = j->is64 ? 8 : 4;
-			if (count > j->bs - (j->csum ? 4 : 0)) {
-				snprintf(r->why, r->n, "a revoke block of transaction %u is corrupt", tid);
-				rc = EXT2_ET_CORRUPT_JOURNAL_SB;
+			if ((rc = revoke_records(r, b, tid)))
 				break;
-			}
-			for (size_t o = 16; o + rl <= count; o += rl) {
-				uint64_t blk = rl == 8 ? (uint64_t)get32(b + o) << 32 | get32(b + o + 4)
-						       : get32(b + o);
-				if ((rc = rv_add(r, blk, tid)))
-					goto out;
-			}
 			continue;
 		}
 		break; /* an unknown block type ends the log */
@@ -672,7 +706,6 @@ static errcode_t pass(struct replay *r, int kind)
 		r->end = tid;
 		r->end_known = true;
 	}
-out:
 	free(d);
 	return rc;
 }

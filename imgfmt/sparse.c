@@ -61,6 +61,51 @@ static uLong crc_repeat(uLong crc, const char *block, uint32_t blksz, uint64_t n
 	return acclen ? crc32_combine64(crc, acc, (z_off64_t)acclen) : crc;
 }
 
+/* Every CRC32 chunk verified against the data before it (FILL and DONT_CARE runs as they
+ * read). */
+static errcode_t verify_crc32(struct imgcopy *s, const struct sparse_header *h, const char *name)
+{
+	uLong crc = crc32(0, NULL, 0);
+	size_t ci = 0;
+	char *buf = malloc(1 << 20);
+	if (!buf)
+		return ENOMEM;
+	uint64_t pos = h->file_hdr_sz;
+	errcode_t rc = 0;
+	for (uint32_t i = 0; i < h->total_chunks && !rc; i++) {
+		struct chunk_header ch;
+		ic_pread_all(s->fd, &ch, sizeof(ch), pos);
+		if (ch.type == CT_CRC32) {
+			uint32_t rec;
+			ic_pread_all(s->fd, &rec, 4, pos + h->chunk_hdr_sz);
+			if (rec != (uint32_t)crc)
+				rc = ic_fail(EINVAL, "%s: CRC32 chunk %u at offset %llu: recorded 0x%08x, "
+					  "the data gives 0x%08lx", name, i, (unsigned long long)pos,
+					  rec, crc);
+		} else if (ch.chunk_sz) {
+			struct chunk *c = &s->c[ci++];
+			if (c->type == CT_RAW) {
+				uint64_t left = c->nblk * s->blksz, off = c->off;
+				while (left && !rc) {
+					size_t n = left < (1 << 20) ? (size_t)left : (1 << 20);
+					if (!ic_pread_all(s->fd, buf, n, off))
+						rc = ic_fail(EXT2_ET_SHORT_READ, "%s: chunk %u: read failed",
+							  name, i);
+					crc = crc32(crc, (const Bytef *)buf, (uInt)n);
+					left -= n;
+					off += n;
+				}
+			} else {
+				ic_fill_block(buf, s->blksz, c->type == CT_FILL ? c->fill : 0);
+				crc = crc_repeat(crc, buf, s->blksz, c->nblk);
+			}
+		}
+		pos += ch.total_sz;
+	}
+	free(buf);
+	return rc;
+}
+
 /* Reads the header and the chunk index; verifies CRC32 chunks when there are any. */
 static errcode_t sparse_parse(struct imgcopy *s, const char *name)
 {
@@ -157,46 +202,7 @@ static errcode_t sparse_parse(struct imgcopy *s, const char *name)
 			    (unsigned long long)blk, (unsigned long long)s->total);
 	if (!s->whole)
 		return 0;
-	/* verify every CRC32 chunk against the data before it */
-	uLong crc = crc32(0, NULL, 0);
-	size_t ci = 0;
-	char *buf = malloc(1 << 20);
-	if (!buf)
-		return ENOMEM;
-	pos = h->file_hdr_sz;
-	errcode_t rc = 0;
-	for (uint32_t i = 0; i < h->total_chunks && !rc; i++) {
-		struct chunk_header ch;
-		ic_pread_all(s->fd, &ch, sizeof(ch), pos);
-		if (ch.type == CT_CRC32) {
-			uint32_t rec;
-			ic_pread_all(s->fd, &rec, 4, pos + h->chunk_hdr_sz);
-			if (rec != (uint32_t)crc)
-				rc = ic_fail(EINVAL, "%s: CRC32 chunk %u at offset %llu: recorded 0x%08x, "
-					  "the data gives 0x%08lx", name, i, (unsigned long long)pos,
-					  rec, crc);
-		} else if (ch.chunk_sz) {
-			struct chunk *c = &s->c[ci++];
-			if (c->type == CT_RAW) {
-				uint64_t left = c->nblk * s->blksz, off = c->off;
-				while (left && !rc) {
-					size_t n = left < (1 << 20) ? (size_t)left : (1 << 20);
-					if (!ic_pread_all(s->fd, buf, n, off))
-						rc = ic_fail(EXT2_ET_SHORT_READ, "%s: chunk %u: read failed",
-							  name, i);
-					crc = crc32(crc, (const Bytef *)buf, (uInt)n);
-					left -= n;
-					off += n;
-				}
-			} else {
-				ic_fill_block(buf, s->blksz, c->type == CT_FILL ? c->fill : 0);
-				crc = crc_repeat(crc, buf, s->blksz, c->nblk);
-			}
-		}
-		pos += ch.total_sz;
-	}
-	free(buf);
-	return rc;
+	return verify_crc32(s, h, name);
 }
 
 

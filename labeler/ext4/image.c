@@ -1,18 +1,12 @@
 /* Opening an ext2/3/4 image with libext2fs, refusing what must not be written. */
-#include <ctype.h>
-#include <dirent.h>
 #include <et/com_err.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <linux/loop.h>
-#include <sys/ioctl.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/statvfs.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -199,86 +193,6 @@ static int choose_manager(struct image *img, const char *name, bool rw, const st
 	return 0;
 }
 
-/* The loop device (/dev/loopN, Android's /dev/block/loopN) whose backing file is st, into dev
- * ("" for none): how an image file is mounted. */
-static void loop_backed_by(const struct stat *st, char *dev, size_t n)
-{
-	static const char *const dirs[] = { "/dev/block", "/dev" };
-	dev[0] = 0;
-	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]) && !dev[0]; d++) {
-		DIR *dir = opendir(dirs[d]);
-		struct dirent *de;
-		while (dir && !dev[0] && (de = readdir(dir))) {
-			struct loop_info64 li;
-			char path[300];
-			if (strncmp(de->d_name, "loop", 4) || !isdigit((unsigned char)de->d_name[4]))
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", dirs[d], de->d_name);
-			int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-			if (fd < 0)
-				continue;
-			if (!ioctl(fd, LOOP_GET_STATUS64, &li) && li.lo_inode == st->st_ino &&
-			    li.lo_device == (uint64_t)st->st_dev)
-				snprintf(dev, n, "%s", path);
-			close(fd);
-		}
-		if (dir)
-			closedir(dir);
-	}
-}
-
-/* No mount table to read (/proc not mounted, as in a bare chroot or an early ramdisk): a block
- * device is opened exclusively (EXT2_FLAG_EXCLUSIVE), which the kernel refuses while it is
- * mounted; an image file is refused when a loop device has it. -1: refused (printed). */
-static int check_mounted_without_table(const char *name, const char *cmd)
-{
-	struct stat st;
-	char dev[300] = "";
-	if (stat(name, &st)) {
-		fprintf(stderr, "fclabel %s: %s: %s\n", cmd, name, strerror(errno));
-		return -1;
-	}
-	if (S_ISREG(st.st_mode))
-		loop_backed_by(&st, dev, sizeof(dev));
-	if (dev[0]) {
-		fprintf(stderr, "fclabel %s: %s is the backing file of %s (mounted, perhaps); refusing "
-			"to write to it (losetup -d %s detaches it)\n", cmd, name, dev, dev);
-		return -1;
-	}
-	fprintf(stderr, "fclabel %s: note: no mount table (/proc/mounts, /etc/mtab: is /proc "
-		"mounted?): %s\n", cmd, S_ISREG(st.st_mode) ? "the image backs no loop device"
-		: "the device is opened exclusively, which the kernel refuses while it is mounted");
-	return 0;
-}
-
-/* A mounted (or otherwise busy) image is not written; -1: refused (printed). *mounted: whether
- * it is mounted. */
-static int check_mounted(const char *name, bool rw, const char *cmd, bool *mounted)
-{
-	int mflags = 0;
-	errcode_t rc = ext2fs_check_if_mounted(name, &mflags);
-	if (rc == EXT2_ET_NO_MTAB_FILE)
-		return rw ? check_mounted_without_table(name, cmd) : 0;
-	if (rc) {
-		fprintf(stderr, "fclabel %s: %s: cannot tell whether it is mounted: %s\n", cmd, name,
-			error_message(rc));
-		return -1;
-	}
-	*mounted = mflags & EXT2_MF_MOUNTED;
-	if (rw && (mflags & EXT2_MF_MOUNTED)) {
-		fprintf(stderr, "fclabel %s: %s is mounted%s; refusing to write to it (unmount it, or "
-			"use 'fclabel check' to read it)\n", cmd, name,
-			(mflags & EXT2_MF_READONLY) ? " read-only" : "");
-		return -1;
-	}
-	if (rw && (mflags & EXT2_MF_BUSY)) {
-		fprintf(stderr, "fclabel %s: %s is in use by the system; refusing to write to it\n",
-			cmd, name);
-		return -1;
-	}
-	return 0;
-}
-
 /* The file system, as quiet and reproducible as its input allows. */
 static int open_fs(struct image *img, const char *name, bool rw, io_manager io, const char *cmd)
 {
@@ -452,248 +366,6 @@ static int read_bitmaps(struct image *img, const char *name, const char *cmd)
 	return 0;
 }
 
-/* Whether a line of /proc/locks (or, after "lock:", of /proc/PID/fdinfo/FD) is a lock on the
- * file st: its kind (FLOCK, POSIX, OFDLCK) and the PID it gives. */
-static bool lock_line_on(const char *line, const struct stat *st, char *kind, long *pid)
-{
-	unsigned maj, min;
-	unsigned long long ino;
-	/* "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" (a waiter's "1: -> FLOCK ..." does not
-	 * parse: it holds nothing) */
-	return sscanf(line, "%*s %15s %*s %*s %ld %x:%x:%llu", kind, pid, &maj, &min, &ino) == 5 &&
-	       ino == (unsigned long long)st->st_ino && makedev(maj, min) == st->st_dev;
-}
-
-/* The process one of whose open files holds an OFD lock on st (other than this one), or -1:
- * /proc/locks gives such a lock no PID (it belongs to an open file), so each process's
- * fdinfo is read for it, as lslocks(8) does. */
-static long ofd_lock_holder(const struct stat *st)
-{
-	DIR *proc = opendir("/proc");
-	struct dirent *de;
-	long found = -1;
-
-	while (proc && found < 0 && (de = readdir(proc))) {
-		char *end, dir[64], kind[16];
-		long pid = strtol(de->d_name, &end, 10), lp;
-		if (*end || pid <= 0 || pid == (long)getpid())
-			continue;
-		snprintf(dir, sizeof(dir), "/proc/%ld/fdinfo", pid);
-		DIR *fds = opendir(dir);
-		struct dirent *fe;
-		while (fds && found < 0 && (fe = readdir(fds))) {
-			char path[320], line[256];
-			if (fe->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", dir, fe->d_name);
-			FILE *f = fopen(path, "r");
-			while (f && found < 0 && fgets(line, sizeof(line), f))
-				if (!strncmp(line, "lock:", 5) &&
-				    lock_line_on(line + 5, st, kind, &lp) && !strcmp(kind, "OFDLCK"))
-					found = pid;
-			if (f)
-				fclose(f);
-		}
-		if (fds)
-			closedir(fds);
-	}
-	if (proc)
-		closedir(proc);
-	return found;
-}
-
-/* Who holds a lock on the file (dev, ino) other than this process, from /proc/locks: a BSD lock
- * (bsd) or a byte-range one (POSIX, OFD); " (held by PID N, comm)", or "". */
-static void lock_holder(const struct stat *st, bool bsd, char *out, size_t n)
-{
-	FILE *f = fopen("/proc/locks", "r");
-	char line[256], kind[16];
-	long pid = -1;
-	*out = 0;
-	while (f && pid < 0 && fgets(line, sizeof(line), f)) {
-		long lp;
-		if (!lock_line_on(line, st, kind, &lp) || !strcmp(kind, "FLOCK") != bsd ||
-		    lp == (long)getpid())
-			continue;
-		pid = lp < 0 && !strcmp(kind, "OFDLCK") ? ofd_lock_holder(st) : lp;
-		if (pid < 0)
-			break; /* (an OFD lock whose holder we may not see) */
-	}
-	if (f)
-		fclose(f);
-	if (pid < 0)
-		return;
-	char path[64], comm[64] = "";
-	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-	FILE *c = fopen(path, "r");
-	if (c && fgets(comm, sizeof(comm), c))
-		comm[strcspn(comm, "\n")] = 0;
-	if (c)
-		fclose(c);
-	if (*comm)
-		snprintf(out, n, " (held by PID %ld, %s)", pid, comm);
-	else
-		snprintf(out, n, " (held by PID %ld)", pid);
-}
-
-/*
- * A byte-range lock (fcntl) of another process on the image: QEMU holds OFD locks on the disks
- * of a running virtual machine (shared ones, on single bytes: any lock at all means the disk is
- * in use), other programs POSIX locks. A write lock over the whole file conflicts with any of
- * them; F_OFD_GETLK sees both kinds (F_GETLK before Linux 3.15, POSIX locks only). -1: one is
- * held (printed), 0: none, or the file system keeps no such locks.
- */
-static int check_byte_range_locks(int fd, const char *name, const char *cmd)
-{
-	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-	int r = fcntl(fd, F_OFD_GETLK, &fl);
-	if (r < 0 && errno == EINVAL) {
-		fl = (struct flock){ .l_type = F_WRLCK, .l_whence = SEEK_SET };
-		r = fcntl(fd, F_GETLK, &fl);
-	}
-	if (r < 0 || fl.l_type == F_UNLCK)
-		return 0;
-	struct stat st;
-	char who[128] = "", range[64];
-	if (!fstat(fd, &st))
-		lock_holder(&st, false, who, sizeof(who));
-	if (!*who && fl.l_pid > 0)
-		snprintf(who, sizeof(who), " (held by PID %ld)", (long)fl.l_pid);
-	if (fl.l_len)
-		snprintf(range, sizeof(range), "bytes %lld-%lld", (long long)fl.l_start,
-			 (long long)(fl.l_start + fl.l_len - 1));
-	else
-		snprintf(range, sizeof(range), "bytes %lld to the end", (long long)fl.l_start);
-	bool ofd = fl.l_pid <= 0; /* (F_OFD_GETLK gives -1 for an OFD lock) */
-	fprintf(stderr, "fclabel %s: %s is locked by another process%s: a%s %s lock on %s%s; "
-		"refusing to write to it: nothing written\n", cmd, qname(name), who,
-		fl.l_type == F_RDLCK ? " shared" : "n exclusive", ofd ? "OFD" : "POSIX", range,
-		ofd ? ", as QEMU takes on the disks of a running virtual machine" : "");
-	return -1;
-}
-
-/*
- * The BSD lock util-linux and systemd use on block devices (udev holds off while one is held):
- * exclusive to write, shared to read, taken before anything is read that will be written back
- * and held until the result is on disk (renamed into place). A run that waited while another
- * replaced the image (copy and rename) finds the path naming another file: it locks that one.
- */
-static int lock_image(struct image *img, const char *name, bool rw, int how, const char *cmd)
-{
-	int op = rw ? LOCK_EX : LOCK_SH;
-	bool said = false;
-
-	img->lockfd = -1;
-	if (how == LOCK_NONE)
-		return 0;
-	for (int tries = 0; tries < 100; tries++) {
-		struct stat a, b;
-		int fd = open(name, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			fprintf(stderr, "fclabel %s: %s: %s\n", cmd, qname(name), strerror(errno));
-			return -1;
-		}
-		if (flock(fd, op | LOCK_NB) < 0) {
-			if (errno != EWOULDBLOCK && errno != EINTR) {
-				fprintf(stderr, "fclabel %s: %s: cannot lock it: %s\n", cmd, qname(name),
-					strerror(errno));
-				close(fd);
-				return -1;
-			}
-			char who[128] = "";
-			if (!fstat(fd, &a))
-				lock_holder(&a, true, who, sizeof(who));
-			if (how == LOCK_NONBLOCK) {
-				fprintf(stderr, "fclabel %s: %s is locked by another process%s; "
-					"--lock=nonblock: nothing done\n", cmd, qname(name), who);
-				close(fd);
-				return -1;
-			}
-			if (!said)
-				fprintf(stderr, "fclabel %s: waiting for the lock on %s%s "
-					"(--lock=nonblock: do not wait)\n", cmd, qname(name),
-					*who ? who : " (held by another process)");
-			said = true;
-			/* waited for in steps, so that SIGINT and SIGTERM end the wait */
-			int r;
-			while ((r = flock(fd, op | LOCK_NB)) < 0 &&
-			       (errno == EWOULDBLOCK || errno == EINTR) && !label_stop_signal)
-				usleep(20000);
-			if (r < 0 && label_stop_signal) {
-				fprintf(stderr, "fclabel %s: %s: interrupted while waiting for its lock; "
-					"nothing done\n", cmd, qname(name));
-				close(fd);
-				return -1;
-			}
-			if (r < 0) {
-				fprintf(stderr, "fclabel %s: %s: cannot lock it: %s\n", cmd, qname(name),
-					strerror(errno));
-				close(fd);
-				return -1;
-			}
-		}
-		if (!fstat(fd, &a) && !stat(name, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
-			/* (looked at once our lock is held: a writer that honours either kind waits
-			 * for ours from now on) */
-			if (rw && check_byte_range_locks(fd, name, cmd)) {
-				close(fd);
-				return -1;
-			}
-			img->lockfd = fd;
-			return 0;
-		}
-		close(fd); /* replaced while we waited: the new file */
-	}
-	fprintf(stderr, "fclabel %s: %s: replaced again and again while being locked\n", cmd,
-		qname(name));
-	return -1;
-}
-
-static void unlock_image(struct image *img)
-{
-	if (img->lockfd >= 0)
-		close(img->lockfd);
-	img->lockfd = -1;
-}
-
-/* What the path names as the image is opened, for img_still_target: the file locked, when it
- * is (lock_image made sure the path named it). */
-static int note_target(struct image *img, const char *name, const char *cmd)
-{
-	struct stat st;
-	if (img->lockfd >= 0 ? fstat(img->lockfd, &st) : stat(name, &st)) {
-		fprintf(stderr, "fclabel %s: %s: %s\n", cmd, qname(name), strerror(errno));
-		return -1;
-	}
-	img->dev = st.st_dev;
-	img->ino = st.st_ino;
-	return 0;
-}
-
-int img_still_target(const struct image *img, char *why, size_t n)
-{
-	struct stat st;
-	if (!stat(img->name, &st)) {
-		if (st.st_dev == img->dev && st.st_ino == img->ino)
-			return 1;
-		snprintf(why, n, "%s was replaced by another file during the run", qname(img->name));
-	} else {
-		snprintf(why, n, "%s was moved or removed during the run (%s)", qname(img->name),
-			 strerror(errno));
-	}
-	return 0;
-}
-
-/* After the open: the file libext2fs opened by name is the one noted (and locked). */
-static bool still_target_open(const struct image *img, const char *cmd)
-{
-	char why[512];
-	if (img_still_target(img, why, sizeof(why)))
-		return true;
-	fprintf(stderr, "fclabel %s: %s; nothing written\n", cmd, why);
-	return false;
-}
-
 int img_open(struct image *img, const char *name, unsigned flags, const struct img_params *p,
 	     const char *cmd)
 {
@@ -709,11 +381,12 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 		return -1;
 	}
 	/* with -o, the image is only read: others may read it too */
-	if (lock_image(img, name, rw && !(p && p->output), p ? p->lock : LOCK_WAIT, cmd))
+	if (img_lock(img, name, rw && !(p && p->output), p ? p->lock : LOCK_WAIT, cmd))
 		return -1;
-	if (choose_manager(img, name, rw, p, cmd, &io) || check_mounted(name, rw, cmd, &img->mounted) ||
-	    note_target(img, name, cmd) || open_fs(img, name, rw, io, cmd)) {
-		unlock_image(img);
+	if (choose_manager(img, name, rw, p, cmd, &io) ||
+	    img_check_mounted(name, rw, cmd, &img->mounted) || img_note_target(img, name, cmd) ||
+	    open_fs(img, name, rw, io, cmd)) {
+		img_unlock(img);
 		return -1;
 	}
 	img->rw = rw;
@@ -721,7 +394,7 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 	if (check_mmp(img, name, cmd)) {
 		ext2fs_free(img->fs);
 		img->fs = NULL;
-		unlock_image(img);
+		img_unlock(img);
 		return -1;
 	}
 	/* in place, the first write claims the image under MMP (a replay of its journal too); a
@@ -734,7 +407,7 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 		ext2fs_free(img->fs);
 		img->fs = NULL;
 		imgfmt_set_before_write(NULL, NULL);
-		unlock_image(img);
+		img_unlock(img);
 		return -1;
 	}
 	if (reopen) {
@@ -749,14 +422,14 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 			imgfmt_set_reuse(NULL);
 			io_channel_close(ch);
 			imgfmt_set_before_write(NULL, NULL);
-			unlock_image(img);
+			img_unlock(img);
 			return -1;
 		}
 	}
 	if ((rw && !(p && p->unsafe) && img_begin_writes(img, !img->no_sync, cmd, false)) ||
 	    check_state(img, name, flags, cmd) || check_features(img, name, cmd) ||
 	    check_damage(img, name, cmd) ||
-	    read_bitmaps(img, name, cmd) || (rw && !still_target_open(img, cmd)) ||
+	    read_bitmaps(img, name, cmd) || (rw && !img_still_target_open(img, cmd)) ||
 	    (img->repair && img_repair(img, cmd))) {
 		/* (refused before anything was written: nothing of it is) */
 		if (imgfmt_overlay_active(img->fs->io))
@@ -768,7 +441,7 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 		img->fs = NULL;
 		imgfmt_set_before_write(NULL, NULL);
 		img_release(img);
-		unlock_image(img);
+		img_unlock(img);
 		return -1;
 	}
 	return 0;
@@ -850,7 +523,7 @@ int img_close(struct image *img, const char *cmd)
 	char moved[512];
 
 	if (!img->fs) {
-		unlock_image(img);
+		img_unlock(img);
 		return 0;
 	}
 	/* The path names another file now: a copy is not put over it (the copy writer looks
@@ -865,7 +538,7 @@ int img_close(struct image *img, const char *cmd)
 		imgfmt_set_before_write(NULL, NULL);
 		img->fs = NULL;
 		img->lost = gone;
-		unlock_image(img);
+		img_unlock(img);
 		fprintf(stderr, "fclabel %s: %s; nothing written\n", cmd, moved);
 		return -1;
 	}
@@ -899,7 +572,7 @@ int img_close(struct image *img, const char *cmd)
 		if (!rc)
 			rc = rc2;
 		img_release(img); /* (the journal, once the overlay is done with it) */
-		unlock_image(img);
+		img_unlock(img);
 		goto said;
 	}
 	if (!rc) {
@@ -930,7 +603,7 @@ int img_close(struct image *img, const char *cmd)
 	imgfmt_set_before_write(NULL, NULL);
 	img->fs = NULL;
 	img_release(img);
-	unlock_image(img); /* the result is on disk, renamed into place */
+	img_unlock(img); /* the result is on disk, renamed into place */
 	/* in place: what was written went to the file opened, wherever the path now points */
 	if (!rc && img->rw && !img_whole_or_nothing(img) &&
 	    !img_still_target(img, moved, sizeof(moved))) {

@@ -6,6 +6,19 @@
 
 /* (image.c) What img_open took besides the file system (the journal, the inode tables). */
 void img_release(struct image *img);
+/* ---- lock.c: who else has the image ---- */
+/* A mounted (or otherwise busy) image is not written; -1: refused (printed). *mounted: whether
+ * it is mounted. */
+int img_check_mounted(const char *name, bool rw, const char *cmd, bool *mounted);
+/* The BSD lock on the image (img->lockfd), exclusive to write (and then no byte-range lock of
+ * another process on it), shared to read, as p->lock says (LOCK_WAIT, ...): 0, or -1 after
+ * saying why. img_unlock lets it go. */
+int img_lock(struct image *img, const char *name, bool rw, int how, const char *cmd);
+void img_unlock(struct image *img);
+/* What the path names as the image is opened (img->dev, img->ino), for img_still_target; and,
+ * after the open, whether libext2fs opened that file (false after saying why). */
+int img_note_target(struct image *img, const char *name, const char *cmd);
+bool img_still_target_open(const struct image *img, const char *cmd);
 /* ---- inplace.c ---- */
 /* The image's jbd2 journal, opened below the overlay (*j NULL: it has none). 0, or why not
  * (EXT2_ET_UNSUPP_FEATURE: a journal fclabel does not write, or on another device). */
@@ -33,8 +46,8 @@ int mmp_look(struct image *img, char *why, size_t n);
  * it while it is written; ext2fs_close2 releases it (a clean sequence). */
 errcode_t mmp_claim(void *arg, char *why, size_t n);
 
-/* ---- xattr.c ---- */
-struct xattr_ctx;
+/* ---- xattr.c, xattr_write.c ---- */
+struct xattr_ctx; /* (below: what the two share) */
 /* deferred: the image is written as a copy that replaces it only when complete (the order of
  * the writes is free): label blocks are held in memory and each written once, by
  * xattr_write_back, which must then come before the image is closed. */
@@ -184,5 +197,84 @@ void refs_count(struct refs *r, ext2_filsys fs, struct xattr_ctx *x);
 /* Whether the count of ino's attribute block b is not its users (why: so, and left as it is). */
 bool refs_suspect(const struct refs *r, ext2_ino_t ino, blk64_t b, char *why, size_t n);
 void refs_free(struct refs *r);
+
+/* ---- what xattr.c (the context, its refusals, reading, the blocks held in memory) and
+ * xattr_write.c (writing, commits, reconcile) share ---- */
+#define XATTR_SEC_INDEX 6 /* "security." */
+#define XATTR_NAME "selinux"
+#define XATTR_NAME_LEN 7
+#define XATTR_DIGEST_NAME "security.sehash"
+#define XATTR_DIGEST_MAX 64
+
+struct xattr_shared {
+	char *value; /* label with its NUL */
+	size_t len;
+	blk64_t blk;
+	unsigned refs; /* its h_refcount when last seen */
+	bool found;    /* on the image before this run: its count may be wrong (reconcile) */
+};
+
+struct xattr_ctx {
+	ext2_filsys fs;
+	struct ea_cache *cache; /* deferred writes; NULL: every write goes to the image at once */
+	char *block;        /* last EA block read: own, or the one held in the cache */
+	char *own;
+	blk64_t block_nr;
+	char *wbuf;
+	char *value;        /* copy of the value returned by xattr_get_label */
+	size_t value_cap;
+	struct xattr_shared *sh; /* label -> a block holding only it */
+	size_t nsh, capsh;
+	blk64_t *recheck;   /* set (open addressing, 0 empty): label-only blocks of the image out
+			     * of sh (full when found, or when they became full) whose counts
+			     * reconcile makes right too */
+	size_t nrecheck, maskrecheck;
+	unsigned long allocated, shared_refs;
+	size_t isize;
+	char *ibuf;         /* an inode as on disk (isize bytes), for the library's writes */
+	bool scanned;       /* the image's block claims were looked at (claims.c) */
+	double claims_seconds; /* ... in this long */
+	struct claims_result claims;
+	struct orphans *orphans; /* read with the claims (xattr_orphans) */
+	char why[512];      /* a refusal that is not the claims' (the quota files) */
+	const char *refusal; /* why the image is refused (XATTR_E_CLAIMS) */
+	bool no_alloc;      /* while set, no block may be taken (an inline-data symlink) */
+	struct quota *quota; /* quota usage to keep right (NULL: no quota feature) */
+	/* in place (the overlay holds the writes: imgfmt/overlay.c) */
+	bool inplace;
+	bool ordered;       /* no journal: what must come after the inodes waits (releases) */
+	size_t commit_limit; /* blocks held before a commit is due */
+	struct xattr_release *rel; /* ordered: references dropped and blocks freed, after the
+				    * inodes */
+	size_t nrel, caprel;
+	bool applying;      /* the releases are being made: not held back again */
+	void (*old_stats)(ext2_filsys, blk64_t, int);
+	errcode_t quota_rc; /* the quota files could not be updated: why, once */
+	errcode_t commit_failed; /* in place: a commit failed, none follows */
+	bool inodes_on_disk; /* ordered: the last commit got as far as the inodes */
+	char quota_why[512];
+};
+/* (xattr.c) Before the first write, the image's block claims looked at (claims.c) and the
+ * quota files checked: 0, or XATTR_E_CLAIMS for the rest of the run. */
+errcode_t xattr_may_write(struct xattr_ctx *x);
+/* The same before a block is taken (an inline-data symlink is given none). */
+errcode_t xattr_may_allocate(struct xattr_ctx *x);
+/* security.selinux among the entries of an attribute area: 1 found, 0 absent, -1 corrupt. */
+int xattr_find_label(const char *area, size_t size, const char *first, const char *vbase,
+		     const char **val, size_t *len, unsigned *others, bool *inum);
+/* The inode's EA block read into x->block (a block held in memory is used there). */
+errcode_t xattr_read_block(struct xattr_ctx *x, ext2_ino_t ino, blk64_t blk);
+/* An EA block written: to the image, or (deferred) to the block held in memory. */
+errcode_t xattr_write_block(struct xattr_ctx *x, ext2_ino_t ino, blk64_t blk, char *buf);
+/* The image is about to be read or changed at blk by the library, or blk is released: a newer
+ * version held in memory is written first, and no longer held. */
+errcode_t xattr_cache_release(struct xattr_ctx *x, blk64_t blk);
+/* The label and the count of other attributes of an inode (*inum: a value in an EA inode). */
+errcode_t xattr_inspect(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode_large *inode,
+			const char **val, size_t *len, unsigned *others, bool *inum);
+/* The blocks labels share (sh): the one for a label, one forgotten, one remembered. */
+struct xattr_shared *xattr_shared_find(struct xattr_ctx *x, const char *v, size_t len);
+errcode_t xattr_shared_forget(struct xattr_ctx *x, blk64_t blk);
+errcode_t xattr_shared_remember(struct xattr_ctx *x, const char *v, size_t len, blk64_t blk);
 
 #endif

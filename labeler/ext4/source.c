@@ -1,9 +1,9 @@
 /*
  * The ext4 image as a target of the engine (struct label_src, engine.h), as a live tree is one:
- * its walk (walk.c), its labels, digests and other attributes (xattr.c), and what writing it
- * takes between two files (a commit of what is held in place, while the path still names the
- * file opened) and at the end (the reference counts made right, the label blocks held for a copy
- * written, quota, the last commit). The engine never learns it is an image.
+ * its walk (walk.c), its labels, digests and other attributes (xattr.c, xattr_write.c), and what
+ * writing it takes between two files (a commit of what is held in place, while the path still
+ * names the file opened) and at the end (the reference counts made right, the label blocks held
+ * for a copy written, quota, the last commit). The engine never learns it is an image.
  */
 #include <errno.h>
 #include <et/com_err.h>

@@ -1,6 +1,6 @@
 /*
- * fuzz_image: the image walker and labeling engine (labeler/image.c, walk.c, xattr.c, engine.c,
- * imgfmt/) on a fuzzed image, through the same calls `fclabel check` and `fclabel label` make:
+ * fuzz_image: the image walker and labeling engine (labeler/ext4/: image.c, walk.c, xattr.c,
+ * xattr_write.c; labeler/engine/; imgfmt/) on a fuzzed image, through the same calls `fclabel check` and `fclabel label` make:
  * img_identify (what the image says it is, and the hint made from its names), img_open,
  * ext4_label, img_close.
  *

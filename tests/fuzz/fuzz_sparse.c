@@ -1,6 +1,7 @@
 /*
- * fuzz_sparse: the Android sparse image io_manager (imgfmt/sparse.c) on fuzzed sparse files,
- * called directly as libext2fs calls it, against a model of the bytes.
+ * fuzz_sparse: the Android sparse image io_manager (imgfmt/sparse.c, replace.c, result.c,
+ * blocks.c) on fuzzed sparse files, called directly as libext2fs calls it, against a model of
+ * the bytes.
  *
  * Input: a sparse image. Its header's image_checksum field (bytes 24..27), which the reader
  * ignores and the writer zeroes, drives the run: byte 24 is options (1: write the result to
