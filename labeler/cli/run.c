@@ -270,7 +270,7 @@ static int run(struct run *c, enum outcome *out)
 {
 	struct label_stats st;
 	if (c->o.json) {
-		fputs("  \"events\": [", c->o.json);
+		rpt_events_open(c->o.json);
 		c->json_events = true;
 	}
 	int rc = walk(c, &c->o, &st);

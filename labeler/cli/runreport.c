@@ -14,20 +14,18 @@ static const char *const outcome_names[] = { "written", "not-written", "partly-w
  * when the arguments were bad: null). */
 void run_report_head(struct run *c)
 {
-	FILE *j = c->o.json;
-	if (!j || c->json_head)
+	if (!c->o.json || c->json_head)
 		return;
 	c->json_head = true;
-	fprintf(j, "{\n  \"schema\": \"%s\",\n  \"command\": \"%s\",\n  \"mode\": \"%s\",\n"
-		"  \"target\": ", REPORT_SCHEMA, c->cmd,
-		c->check ? "check" : c->o.mode == LM_DRYRUN ? "dry-run" : "label");
-	if (c->target)
-		rpt_json_str(j, c->target);
-	else
-		fputs("null", j);
-	fprintf(j, ",\n  \"target_kind\": %s,\n",
-		!c->target ? "null" : c->tree ? "\"tree\"" : "\"image\"");
-	policy_origins_json(j, c->o.policy_files, c->o.npolicy_files);
+	struct rpt_run h = {
+		.cmd = c->cmd,
+		.mode = c->check ? "check" : c->o.mode == LM_DRYRUN ? "dry-run" : "label",
+		.target = c->target,
+		.tree = c->tree,
+		.policy = c->o.policy_files,
+		.npolicy = c->o.npolicy_files,
+	};
+	rpt_head(c->o.json, &h);
 }
 
 /* --json FILE, once the options name it: the report of whatever ends the run goes there. */
@@ -145,35 +143,17 @@ int run_report_close(struct run *c, int status, enum outcome out)
 	if (!j)
 		return status;
 	run_report_head(c);
-	fputs(c->json_events ? "\n  ],\n" : "  \"events\": [],\n", j);
-	if (st->aborted)
-		fprintf(j, "  \"aborted\": \"%s\",\n", st->aborted);
-	fprintf(j, "  \"summary\": {\n    \"scanned\": %lu, \"differ\": %lu, \"written\": %lu, "
-		"\"unchanged\": %lu, \"hard_links\": %lu,\n    \"no_label\": %lu, \"conflicts\": "
-		"%lu, \"errors\": %lu, \"warnings\": %lu, \"no_space\": %lu,\n    "
-		"\"ea_blocks_allocated\": %lu, \"ea_block_shares\": %lu, \"dirs_entered\": %lu, "
-		"\"dirs_skipped\": %lu,\n    \"encrypted_dirs\": %lu, \"unknown_packages\": %lu, "
-		"\"seapp_failed\": %lu,\n    \"digests\": {\"right\": %lu, \"missing_or_stale\": %lu, "
-		"\"written\": %lu, \"withheld\": %lu},\n    \"files_total\": %lu, \"seconds\": %.3f, "
-		"\"claims_seconds\": %.3f,\n", 
-		st->scanned, st->changed, written && c->o.mode == LM_LABEL ? st->written : 0,
-		st->unchanged, st->links, st->nolabel, st->conflicts, st->errors, st->warnings,
-		st->nospace, st->ea_allocated, st->ea_shared, st->dirs, st->dirs_skipped,
-		st->encrypted, st->unknown_pkgs, st->seapp_failed, st->digests_unchanged,
-		st->digests_written, written && c->o.mode == LM_LABEL ? st->digests_on_disk : 0,
-		st->digests_withheld, st->total, st->seconds, st->claims_seconds);
-	if (c->o.device)
-		fprintf(j, "    \"as_device\": {\"dirs_skipped_by_digest\": %lu, \"packages_right\": %lu, "
-			"\"packages_wrong\": %lu, \"kept\": %lu},\n", st->dirs_digest_skipped,
-			st->pkgs_right, st->pkgs_wrong, st->kept);
-	if (c->stage) {
-		fprintf(j, "    \"failure\": {\"stage\": \"%s\", \"message\": ",
-			stage_names[c->stage]);
-		rpt_json_str(j, c->said);
-		fputs("},\n", j);
-	}
-	fprintf(j, "    \"result\": \"%s\", \"interrupted\": %s, \"exit_status\": %d\n  }\n}\n",
-		outcome_names[out], st->interrupted || label_stop_signal ? "true" : "false", status);
+	struct rpt_end e = {
+		.events_open = c->json_events,
+		.labels_written = written && c->o.mode == LM_LABEL,
+		.device = c->o.device,
+		.stage = c->stage ? stage_names[c->stage] : NULL,
+		.message = c->said,
+		.result = outcome_names[out],
+		.interrupted = st->interrupted || label_stop_signal,
+		.exit_status = status,
+	};
+	rpt_tail(j, st, &e);
 	c->o.json = NULL;
 	if (rpt_file_close(&c->rpt, !c->ip.no_sync)) {
 		fprintf(stderr, "fclabel %s: --json %s: writing the report failed: %s\n", c->cmd,

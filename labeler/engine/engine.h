@@ -211,6 +211,30 @@ struct rpt_file {
 	char *tmp;  /* the temporary file, NULL when written as it is */
 };
 int rpt_file_open(struct rpt_file *r, const char *name, const char *cmd);
+/* The report's frame, around the events the walk writes (rpt_head, then "events": [ ... ],
+ * then rpt_tail): the whole of fclabel-report/1 is written here, by one JSON writer. */
+struct rpt_run {
+	const char *cmd;     /* "label", "check", "relabel" */
+	const char *mode;    /* "label", "check", "dry-run" */
+	const char *target;  /* NULL: not given (the arguments were bad) */
+	bool tree;           /* a live tree, not an image */
+	const struct policy_origin *policy;
+	size_t npolicy;
+};
+void rpt_head(FILE *j, const struct rpt_run *h);
+/* How the run ended. */
+struct rpt_end {
+	bool events_open;    /* rpt_events_open was called: the list is closed here */
+	bool labels_written; /* the labels and digests the counts say were written are on disk */
+	bool device;         /* --as-device: its counts */
+	const char *stage;   /* the stage that failed ("arguments", "policy", ...), or NULL */
+	const char *message; /* ... what it said */
+	const char *result;  /* "written", "not-written", "partly-written", "checked", "dry-run" */
+	bool interrupted;
+	int exit_status;
+};
+void rpt_events_open(FILE *j);
+void rpt_tail(FILE *j, const struct label_stats *st, const struct rpt_end *e);
 int rpt_file_close(struct rpt_file *r, bool sync);
 void rpt_file_drop(struct rpt_file *r);
 /* What the command (cmd: "label") says on standard error, kept for a failed run's report:

@@ -481,3 +481,59 @@ bool label_stops(struct run *r, const struct label_file *f, int rc, const char *
 	}
 	return false;
 }
+
+/* ---- the report's frame (fclabel-report(5)) ---- */
+
+/* Its first fields: what it is, and of what (a target not given, when the arguments were bad:
+ * null). */
+void rpt_head(FILE *j, const struct rpt_run *h)
+{
+	fprintf(j, "{\n  \"schema\": \"%s\",\n  \"command\": \"%s\",\n  \"mode\": \"%s\",\n"
+		"  \"target\": ", REPORT_SCHEMA, h->cmd, h->mode);
+	if (h->target)
+		rpt_json_str(j, h->target);
+	else
+		fputs("null", j);
+	fprintf(j, ",\n  \"target_kind\": %s,\n",
+		!h->target ? "null" : h->tree ? "\"tree\"" : "\"image\"");
+	policy_origins_json(j, h->policy, h->npolicy);
+}
+
+/* The events' list, which rpt_event fills as the walk goes. */
+void rpt_events_open(FILE *j)
+{
+	fputs("  \"events\": [", j);
+}
+
+/* Its last fields: the counts, what became of the target, the exit status, what failed. */
+void rpt_tail(FILE *j, const struct label_stats *st, const struct rpt_end *e)
+{
+	fputs(e->events_open ? "\n  ],\n" : "  \"events\": [],\n", j);
+	if (st->aborted)
+		fprintf(j, "  \"aborted\": \"%s\",\n", st->aborted);
+	fprintf(j, "  \"summary\": {\n    \"scanned\": %lu, \"differ\": %lu, \"written\": %lu, "
+		"\"unchanged\": %lu, \"hard_links\": %lu,\n    \"no_label\": %lu, \"conflicts\": "
+		"%lu, \"errors\": %lu, \"warnings\": %lu, \"no_space\": %lu,\n    "
+		"\"ea_blocks_allocated\": %lu, \"ea_block_shares\": %lu, \"dirs_entered\": %lu, "
+		"\"dirs_skipped\": %lu,\n    \"encrypted_dirs\": %lu, \"unknown_packages\": %lu, "
+		"\"seapp_failed\": %lu,\n    \"digests\": {\"right\": %lu, \"missing_or_stale\": %lu, "
+		"\"written\": %lu, \"withheld\": %lu},\n    \"files_total\": %lu, \"seconds\": %.3f, "
+		"\"claims_seconds\": %.3f,\n",
+		st->scanned, st->changed, e->labels_written ? st->written : 0, st->unchanged,
+		st->links, st->nolabel, st->conflicts, st->errors, st->warnings, st->nospace,
+		st->ea_allocated, st->ea_shared, st->dirs, st->dirs_skipped, st->encrypted,
+		st->unknown_pkgs, st->seapp_failed, st->digests_unchanged, st->digests_written,
+		e->labels_written ? st->digests_on_disk : 0, st->digests_withheld, st->total,
+		st->seconds, st->claims_seconds);
+	if (e->device)
+		fprintf(j, "    \"as_device\": {\"dirs_skipped_by_digest\": %lu, \"packages_right\": "
+			"%lu, \"packages_wrong\": %lu, \"kept\": %lu},\n", st->dirs_digest_skipped,
+			st->pkgs_right, st->pkgs_wrong, st->kept);
+	if (e->stage) {
+		fprintf(j, "    \"failure\": {\"stage\": \"%s\", \"message\": ", e->stage);
+		rpt_json_str(j, e->message);
+		fputs("},\n", j);
+	}
+	fprintf(j, "    \"result\": \"%s\", \"interrupted\": %s, \"exit_status\": %d\n  }\n}\n",
+		e->result, e->interrupted ? "true" : "false", e->exit_status);
+}
