@@ -17,10 +17,7 @@ static const char *const usage[] = {
 
 static const struct cli_opt options[] = {
 	OPT_FILE_CONTEXTS(POPT_FILES),
-	OPT_ARG(0, "android-root", POPT_ANDROID_ROOT, "ROOT",
-		"instead of -S: the device's own file_contexts, and its seapp_contexts for -a /data "
-		"or with --packages, found in ROOT as the device finds them: a mounted root, "
-		"extracted partitions or NAME.img images"),
+	RUN_OPT_ANDROID_ROOT,
 	OPT_PARTITION(POPT_PARTITION),
 	RUN_OPT_MOUNT_POINT,
 	RUN_OPT_FORCE_MOUNT_POINT,

@@ -39,6 +39,11 @@ enum {
 #define RUN_OPT_FORCE                                                                              \
 	OPT_FLAG(0, "force", RO_FORCE,                                                             \
 		 "write even if the superblock reports errors or needs recovery")
+#define RUN_OPT_ANDROID_ROOT                                                                       \
+	OPT_ARG(0, "android-root", POPT_ANDROID_ROOT, "ROOT",                                      \
+		"instead of -S: the device's own file_contexts, and its seapp_contexts for -a /data " \
+		"or with --packages, found in ROOT as the device finds them: a mounted root, "        \
+		"extracted partitions or NAME.img images")
 #define RUN_OPT_BASE_ONLY                                                                          \
 	OPT_FLAG(0, "base-only", POPT_BASE_ONLY, "with one FC: skip FC.homedirs and FC.local")
 #define RUN_OPT_UNDO                                                                               \
