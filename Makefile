@@ -80,21 +80,22 @@ labeler/cli/main.o: CPPFLAGS += -DFCLABEL_TARGET='"$(shell $(CC) -dumpmachine)"'
 tests/oracle: tests/oracle.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(SEL_LIBS)
 
-tests/fcunit: tests/fcunit.c fcontexts/libfcontexts.a
+tests/fcunit: tests/fcunit.c tests/unit.h fcontexts/libfcontexts.a
 	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< fcontexts/libfcontexts.a $(FC_LIBS) -lpthread
 
 tests/fcdigest: tests/fcdigest.c fcontexts/libfcontexts.a
 	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< fcontexts/libfcontexts.a $(FC_LIBS) -lpthread
 
-tests/seappunit: tests/seappunit.c android/libandroid.a fcontexts/libfcontexts.a
+tests/seappunit: tests/seappunit.c tests/unit.h android/libandroid.a fcontexts/libfcontexts.a
 	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< android/libandroid.a \
 		fcontexts/libfcontexts.a $(FC_LIBS) -lpthread
 
 # the engine through a fake target (tests/engineunit.c): its objects only, no image library
+# (nor com_err: the engine names none of libext2fs)
 EN_OBJS := $(filter labeler/engine/%.o,$(LB_OBJS))
-tests/engineunit: tests/engineunit.c $(EN_OBJS) android/libandroid.a fcontexts/libfcontexts.a
+tests/engineunit: tests/engineunit.c tests/unit.h $(EN_OBJS) android/libandroid.a fcontexts/libfcontexts.a
 	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(EN_OBJS) android/libandroid.a \
-		fcontexts/libfcontexts.a $(FC_LIBS) -lcom_err -lpthread
+		fcontexts/libfcontexts.a $(FC_LIBS) -lpthread
 
 bench/fcbench: bench/fcbench.c fcontexts/libfcontexts.a
 	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< fcontexts/libfcontexts.a $(FC_LIBS) $(SEL_LIBS) -ldl -lpthread

@@ -35,20 +35,8 @@
 
 #include "engine/engine.h"
 
-static int failures, checks;
+#include "unit.h"
 
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		checks++;                                                                          \
-		if (cond) {                                                                        \
-			printf("ok   ");                                                           \
-		} else {                                                                           \
-			printf("FAIL ");                                                           \
-			failures++;                                                                \
-		}                                                                                  \
-		printf(__VA_ARGS__);                                                               \
-		putchar('\n');                                                                     \
-	} while (0)
 
 /* CHECK of two counts, saying both */
 #define CHECK_N(got, want, what)                                                                   \

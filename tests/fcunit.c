@@ -18,19 +18,8 @@
 /* Private to the library (fcontexts/internal.h): whether a regex may be compiled lazily. */
 bool fc_regex_surely_compiles(const char *re);
 
-static int failures;
+#include "unit.h"
 
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (cond) {                                                                        \
-			printf("ok   ");                                                           \
-		} else {                                                                           \
-			printf("FAIL ");                                                           \
-			failures++;                                                                \
-		}                                                                                  \
-		printf(__VA_ARGS__);                                                               \
-		putchar('\n');                                                                     \
-	} while (0)
 
 static const char *dir;
 

@@ -21,19 +21,8 @@
 
 #include "android.h"
 
-static int failures;
+#include "unit.h"
 
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (cond) {                                                                        \
-			printf("ok   ");                                                           \
-		} else {                                                                           \
-			printf("FAIL ");                                                           \
-			failures++;                                                                \
-		}                                                                                  \
-		printf(__VA_ARGS__);                                                               \
-		putchar('\n');                                                                     \
-	} while (0)
 
 #define SKIP(...) (printf("skip "), printf(__VA_ARGS__), putchar('\n'))
 
