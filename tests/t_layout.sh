@@ -67,8 +67,8 @@ plant includes "android/ including the engine's header" \
 	'printf "#include \"engine/engine.h\"\n" >>android/walks.c'
 plant engine "the engine naming errcode_t" 'printf "static long planted(void) { return sizeof(errcode_t); }\n" >>labeler/engine/device.c'
 plant engine "the engine calling an ext4 function" \
-	'printf "void ext4_label(void);\nvoid planted_call(void);\nvoid planted_call(void) { ext4_label(); }\n" >planted_c.c &&
-	 cp planted_c.c labeler/engine/planted_c.c && recompile labeler/engine/planted_c.c && rm labeler/engine/planted_c.c'
+	'printf "void ext4_label(void);\nvoid planted_call(void);\nvoid planted_call(void) { ext4_label(); }\n" >labeler/engine/planted_c.c &&
+	 recompile labeler/engine/planted_c.c'
 plant circles "report.c calling back into digests.c" \
 	'printf "void planted_call(struct run *r);\nvoid planted_call(struct run *r) { dig_wrong(r); }\n" >>labeler/engine/report.c && recompile labeler/engine/report.c'
 plant android "a /data literal in device.c" \
