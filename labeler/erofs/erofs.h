@@ -1,0 +1,36 @@
+/*
+ * labeler/erofs/: an EROFS image, read only (EROFS is written once, by mkfs.erofs, and never
+ * changed in place: its labels come from `mkfs.erofs --file-contexts`). Our own reader, from the
+ * published on-disk format (the kernel's fs/erofs/erofs_fs.h): the superblock, compact and
+ * extended inodes, plain and inline directories, inline and shared xattrs with long name
+ * prefixes. Through struct label_src the engine checks an EROFS image as it checks ext4.
+ */
+#ifndef LABELER_EROFS_H
+#define LABELER_EROFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "fcontexts.h"
+#include "engine/engine.h"
+
+struct erofs_img;
+
+/* Whether the file at path holds an EROFS superblock (its magic at byte 1024): 1, 0 (it does
+ * not, or it is too short), -1 when it cannot be read (errno). */
+int erofs_probe(const char *path);
+/* Opens the image read-only and checks its superblock: 0, or -1 with why (naming the image)
+ * in why. */
+int erofs_open(const char *path, struct erofs_img **out, char *why, size_t n);
+void erofs_close(struct erofs_img *img);
+/* Checks (or, in a dry run, lists) every file of the image through the engine; a write is
+ * refused (LSET_REFUSED). 0 when the walk completed. */
+int erofs_label(struct erofs_img *img, const fc_set *set, const struct label_opts *o,
+		struct label_stats *st);
+/* Whether the root directory carries a label. */
+bool erofs_is_labeled(struct erofs_img *img);
+/* What `label` and `relabel` say when given an EROFS image. */
+#define EROFS_REFUSAL "an EROFS image is read-only: its labels are set when it is built, by " \
+	"mkfs.erofs --file-contexts FILE; fclabel can check it, not write it"
+
+#endif
