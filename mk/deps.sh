@@ -40,6 +40,10 @@ if [ "${1:-}" = fuzz ]; then
 	need clang command -v clang
 	need libclang-rt-dev fuzz_ok
 fi
+# EROFS images (t_erofs): Debian's mkfs.erofs builds them; liblz4 for reading their
+# LZ4-compressed data (the reader's next step: then a build dependency)
+need erofs-utils command -v mkfs.erofs
+need liblz4-dev pkg-config --exists liblz4
 need time test -x /usr/bin/time
 need valgrind command -v valgrind
 need strace command -v strace

@@ -78,9 +78,22 @@ static inline bool erofs_in(const struct erofs_img *img, uint64_t off, uint64_t 
 {
 	return off <= img->size && len <= img->size - off;
 }
-uint16_t erofs_le16(const unsigned char *p);
-uint32_t erofs_le32(const unsigned char *p);
-uint64_t erofs_le64(const unsigned char *p);
+/* Little-endian fields (inline: every file reads them, and none owns them) */
+static inline uint16_t erofs_le16(const unsigned char *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static inline uint32_t erofs_le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t erofs_le64(const unsigned char *p)
+{
+	return erofs_le32(p) | (uint64_t)erofs_le32(p + 4) << 32;
+}
 
 /* ---- inode.c ---- */
 /* Reads inode nid: 0, or -1 with why. */

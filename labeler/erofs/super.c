@@ -13,21 +13,6 @@
 
 #include "internal.h"
 
-uint16_t erofs_le16(const unsigned char *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-uint32_t erofs_le32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-uint64_t erofs_le64(const unsigned char *p)
-{
-	return erofs_le32(p) | (uint64_t)erofs_le32(p + 4) << 32;
-}
-
 int erofs_probe(const char *path)
 {
 	unsigned char m[4];
@@ -95,8 +80,8 @@ static int load(struct erofs_img *img, char *why, size_t n)
 /*
  * The superblock's fields (offsets in struct erofs_super_block): magic 0, checksum 4 (crc32c,
  * with COMPAT_SB_CHKSUM; not checked: every structure read is bounds-checked instead),
- * feature_compat 8, blkszbits 12, sb_extslots 13, root nid 14 (16 bits), inos 16, meta_blkaddr
- * 40, xattr_blkaddr 44, feature_incompat 80, dirblkbits 90, xattr_prefix_count 91,
+ * feature_compat 8, blkszbits 12, sb_extslots 13, root nid 14 (16 bits), inos 16, blocks 36,
+ * meta_blkaddr 40, xattr_blkaddr 44, feature_incompat 80, dirblkbits 90, xattr_prefix_count 91,
  * xattr_prefix_start 92, packed_nid 96.
  */
 static int superblock(struct erofs_img *img, char *why, size_t n)
@@ -132,6 +117,15 @@ static int superblock(struct erofs_img *img, char *why, size_t n)
 	img->inos = erofs_le64(sb + 16);
 	img->meta_off = (uint64_t)erofs_le32(sb + 40) << img->blkbits;
 	img->xattr_off = (uint64_t)erofs_le32(sb + 44) << img->blkbits;
+	/* blocks (36): the image's size as mkfs.erofs wrote it; a shorter file was cut short */
+	uint64_t blocks = erofs_le32(sb + 36);
+	if (blocks > (uint64_t)img->size >> img->blkbits &&
+	    (blocks << img->blkbits) - img->size >= ((uint64_t)1 << img->blkbits)) {
+		snprintf(why, n, "%s: truncated EROFS image: %zu bytes, its superblock says %llu "
+			 "blocks of %u", img->name, img->size, (unsigned long long)blocks,
+			 1u << img->blkbits);
+		return -1;
+	}
 	if (!erofs_in(img, img->meta_off, 32)) {
 		snprintf(why, n, "%s: corrupt EROFS superblock: the meta area starts past the end "
 			 "of the image (truncated?)", img->name);

@@ -1,0 +1,145 @@
+# EROFS images, read-only (issue 33): fclabel check reads an EROFS image built by Debian's
+# mkfs.erofs (uncompressed, -zlz4, -zlz4hc; labeled with --file-contexts or not; shared
+# attributes with -x1) and gives the report an ext4 image of the same tree, labeled the same
+# way, gets; label and relabel refuse it (exit 2, the image unchanged byte for byte), naming
+# mkfs.erofs --file-contexts; truncated and corrupted images get a clear error naming the image,
+# no crash and no hang.
+. "${TOP:-$(cd "$(dirname "$0")/.." && pwd)}/tests/imglib.sh"
+need_image_tools
+command -v mkfs.erofs >/dev/null 2>&1 || skip "mkfs.erofs is not installed (Debian package erofs-utils)"
+cd "$OUT" || exit 1
+
+small_tree tree
+# more than one directory block (4 KiB) of names, a hard link, a FIFO, a file big enough for
+# blocks of its own besides an inline tail, and an owner past 16 bits (an extended inode)
+mkdir tree/many
+i=0
+while [ $i -lt 300 ]; do : >"tree/many/a-rather-long-file-name-number-$i"; i=$((i + 1)); done
+ln tree/etc/passwd tree/etc/passwd.hard
+mkfifo tree/data/fifo
+"$PY" -c 'import sys; open(sys.argv[1], "wb").write(bytes(range(256)) * 50)' tree/data/big
+chown 70000:70001 tree/data/f3 2>/dev/null || true
+small_policy fc
+# a policy under which every label of /data differs
+sed 's/data_t/data2_t/; s/data_even_t/data_even2_t/' fc >fc2
+
+# mkfs.erofs NAME OPTIONS...: e.NAME from tree
+mkero() {
+	_n=$1
+	shift
+	rm -f "e.$_n"
+	if mkfs.erofs "$@" "e.$_n" tree >"mkfs.$_n.log" 2>&1; then
+		return 0
+	fi
+	bad "mkfs.erofs $* failed: $(tail -n 2 "mkfs.$_n.log" | tr '\n' '|')"
+	return 1
+}
+for z in plain lz4 lz4hc; do
+	case $z in plain) zo= ;; *) zo=-z$z ;; esac
+	mkero "$z.none" $zo
+	mkero "$z.lab" $zo --file-contexts=fc
+done
+mkero shared.lab -x1 --file-contexts=fc
+# the ext4 reference: the same tree, labeled by fclabel with the same policy
+mkimg e4.none tree 8M -t ext4 -I 256 || finish
+cp e4.none e4.lab
+run e4label "$FCLABEL" label e4.lab -S fc -a /
+expect_rc "ext4 reference labeled" 0
+
+# check's list (sorted, without ext4's lost+found) and exit status
+check_list() { # IMG FC NAME
+	run "$3" "$FCLABEL" check "$1" -S "$2" -a /
+	grep -v '^/lost+found' "$OUT/$3.out" | LC_ALL=C sort >"$OUT/$3.list"
+	echo "$rc"
+}
+for fcn in fc fc2; do
+	for state in none lab; do
+		want=$(check_list e4.$state $fcn e4.$state.$fcn)
+		for z in plain lz4 lz4hc shared; do
+			[ -f e.$z.$state ] || continue
+			got=$(check_list e.$z.$state $fcn e.$z.$state.$fcn)
+			if [ "$got" = "$want" ] && cmp -s e4.$state.$fcn.list e.$z.$state.$fcn.list; then
+				ok "check $z ($state, $fcn): as ext4 (exit $got, $(wc -l <e.$z.$state.$fcn.list) differing)"
+			else
+				bad "check $z ($state, $fcn): exit $got (ext4 $want); $(diff e4.$state.$fcn.list e.$z.$state.$fcn.list | head -n 6 | tr '\n' '|')"
+			fi
+		done
+	done
+done
+# every file is read, hard links counted once
+run sum "$FCLABEL" check e.lz4hc.lab -S fc -a /
+expect_rc "check of a labeled lz4hc image" 0
+expect_match "its summary" "$(tail -n 1 sum.err)" "*scanned 321, differ 0, unchanged 320, hard links 1, no label 0,*errors 0, warnings 0*"
+# -n (a dry run) reads it too
+run dry "$FCLABEL" label -n e.plain.lab -S fc2 -a /
+expect_rc "label -n of an EROFS image" 0
+
+# label and relabel refuse it, before touching it
+for z in plain lz4hc; do
+	cp e.$z.lab w.$z
+	run lab "$FCLABEL" label w.$z -S fc2 -a /
+	expect_rc "label refuses EROFS ($z)" 2
+	expect_match "... saying how it is labeled" "$(cat lab.err)" "*w.$z*mkfs.erofs --file-contexts*nothing written*"
+	cmp -s w.$z e.$z.lab && ok "... the image unchanged" || bad "label changed w.$z"
+	run rel "$FCLABEL" relabel w.$z --from fc --to fc2 -a /
+	expect_rc "relabel refuses EROFS ($z)" 2
+	cmp -s w.$z e.$z.lab && ok "... the image unchanged" || bad "relabel changed w.$z"
+done
+
+# bad input: truncated and corrupted images; each run under a timeout, no crash
+bad_case() { # NAME FILE WANT-GLOB-OF-STDERR
+	timeout 20 "$FCLABEL" check "$2" -S fc -a / >"bad.$1.out" 2>"bad.$1.err"
+	_r=$?
+	if [ $_r -ge 124 ] || grep -q 'Sanitizer\|runtime error\|Segmentation' "bad.$1.err"; then
+		bad "corrupt $1: exit $_r: $(tail -n 3 "bad.$1.err" | tr '\n' '|')"
+	elif [ $_r = 0 ]; then
+		bad "corrupt $1: exit 0"
+	else
+		case $(cat "bad.$1.err") in
+		$3) ok "corrupt $1: exit $_r, $(grep -m1 . "bad.$1.err" | cut -c1-110)" ;;
+		*) bad "corrupt $1: exit $_r; stderr: $(tail -n 3 "bad.$1.err" | tr '\n' '|')" ;;
+		esac
+	fi
+}
+head -c 1100 e.plain.lab >trunc.sb
+bad_case "truncated in the superblock" trunc.sb "*trunc.sb*"
+head -c 4096 e.plain.lab >trunc.1
+bad_case "truncated after the superblock" trunc.1 "*trunc.1*truncated*"
+head -c $(($(wc -c <e.plain.lab) / 2)) e.plain.lab >trunc.half
+bad_case "truncated in half" trunc.half "*trunc.half*truncated*"
+# poke IMG OFFSET FORMAT VALUE: a field of the image changed
+poke() { "$PY" -c 'import struct, sys
+f = open(sys.argv[1], "r+b"); f.seek(int(sys.argv[2])); f.write(struct.pack(sys.argv[3], int(sys.argv[4], 0)))' "$@"; }
+cp e.plain.lab c.blkbits && poke c.blkbits 1036 '<B' 30
+bad_case "block size 2^30" c.blkbits "*c.blkbits*block size*"
+cp e.plain.lab c.root && poke c.root 1038 '<H' 0xffff
+bad_case "root nid past the end" c.root "*c.root*"
+cp e.plain.lab c.meta && poke c.meta 1064 '<I' 0x7fffffff
+bad_case "meta area past the end" c.meta "*c.meta*meta area*"
+cp e.plain.lab c.incompat && poke c.incompat 1104 '<I' 0x80000000
+bad_case "an unknown incompat feature" c.incompat "*c.incompat*EROFS features*"
+# random bytes of the metadata written over: whatever they hit, a clear end, no crash, no hang
+"$PY" - e.shared.lab <<'PYEOF'
+import random, struct, sys
+data = open(sys.argv[1], "rb").read()
+bs = 1 << data[1036]
+meta = struct.unpack_from("<I", data, 1064)[0] * bs
+rnd = random.Random(33)
+for k in range(40):
+    b = bytearray(data)
+    for _ in range(rnd.choice((1, 4, 16))):
+        off = rnd.randrange(meta, min(len(b), meta + 3 * bs))
+        b[off] = rnd.randrange(256)
+    open("fuzz.%02d" % k, "wb").write(b)
+PYEOF
+crashes=0
+for f in fuzz.*; do
+	timeout 20 "$FCLABEL" check "$f" -S fc -a / >/dev/null 2>"$f.err"
+	r=$?
+	if [ $r -ge 124 ] || grep -q 'Sanitizer\|runtime error' "$f.err"; then
+		crashes=$((crashes + 1))
+		bad "$f: exit $r: $(tail -n 2 "$f.err" | tr '\n' '|')"
+	fi
+done
+[ $crashes = 0 ] && ok "40 randomly corrupted images: no crash, no hang"
+finish
