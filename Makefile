@@ -41,7 +41,7 @@ LB_OBJS  := $(LB_SRCS:.c=.o)
 MAIN_SRC := labeler/cli/main.c
 LIB_SRCS := $(FC_SRCS) $(IF_SRCS) $(AN_SRCS) $(filter-out $(MAIN_SRC),$(LB_SRCS))
 HDRS     := $(wildcard fcontexts/*.h imgfmt/*.h android/*.h labeler/*.h labeler/*/*.h)
-TEST_BINS := tests/oracle tests/fcunit tests/seappunit tests/engineunit tests/fcdigest \
+TEST_BINS := tests/oracle tests/fcunit tests/seappunit tests/engineunit tests/fcdigest tests/erofscat \
 	tests/nogetxattrat
 # the benchmarks' own programs (bench/): make check builds none of them
 BENCH_BINS := bench/fcbench bench/treefloor
@@ -96,6 +96,12 @@ EN_OBJS := $(filter labeler/engine/%.o,$(LB_OBJS))
 tests/engineunit: tests/engineunit.c tests/unit.h $(EN_OBJS) android/libandroid.a fcontexts/libfcontexts.a
 	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(EN_OBJS) android/libandroid.a \
 		fcontexts/libfcontexts.a $(FC_LIBS) -lpthread
+
+# the EROFS reader on its own (t_erofs): its objects and the engine's
+ER_OBJS := $(filter labeler/erofs/%.o,$(LB_OBJS))
+tests/erofscat: tests/erofscat.c $(ER_OBJS) $(EN_OBJS) android/libandroid.a fcontexts/libfcontexts.a
+	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(ER_OBJS) $(EN_OBJS) \
+		android/libandroid.a fcontexts/libfcontexts.a $(FC_LIBS) -lpthread
 
 bench/fcbench: bench/fcbench.c fcontexts/libfcontexts.a
 	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< fcontexts/libfcontexts.a $(FC_LIBS) $(SEL_LIBS) -ldl -lpthread

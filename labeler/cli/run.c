@@ -149,11 +149,13 @@ static int image_packages(struct run *c)
 	const char *rel = PACKAGES_LIST + ml;
 	snprintf(name, sizeof(name), "%s:%s", c->target, rel);
 	if (c->erofs) {
-		fprintf(stderr, "fclabel %s: %s: reading files of an EROFS image is not supported "
-			"yet: give --packages FILE\n", c->cmd, qname(c->target));
-		return -1;
-	}
-	if (c->tree) {
+		char why[400];
+		if (erofs_read_file(c->ero, rel, &buf, &len, PACKAGES_MAX, why, sizeof(why))) {
+			fprintf(stderr, "fclabel %s: %s: cannot read %s in it (%s): give --packages "
+				"FILE\n", c->cmd, qname(c->target), rel, why);
+			return -1;
+		}
+	} else if (c->tree) {
 		char full[4096];
 		struct stat st;
 		snprintf(full, sizeof(full), "%s%s", c->target, rel);

@@ -27,6 +27,10 @@ void erofs_close(struct erofs_img *img);
  * refused (LSET_REFUSED). 0 when the walk completed. */
 int erofs_label(struct erofs_img *img, const fc_set *set, const struct label_opts *o,
 		struct label_stats *st);
+/* The regular file at path (from the image's root), at most max bytes, into a NUL-terminated
+ * malloc'd *buf: 0, or -1 with why. */
+int erofs_read_file(struct erofs_img *img, const char *path, char **buf, size_t *len, size_t max,
+		    char *why, size_t n);
 /* Whether the root directory carries a label. */
 bool erofs_is_labeled(struct erofs_img *img);
 /* What `label` and `relabel` say when given an EROFS image. */

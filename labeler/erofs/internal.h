@@ -115,6 +115,23 @@ int erofs_prefixes_load(struct erofs_img *img, char *why, size_t n);
 int erofs_xattr_get(const struct erofs_img *img, const struct erofs_inode *ino, const char *name,
 		    const unsigned char **val, size_t *len, char *why, size_t n);
 
+/* ---- dir.c ---- */
+struct erofs_dir {
+	struct erofs_inode dir;
+	uint64_t boff;            /* the directory block being read */
+	const unsigned char *blk; /* ... its bytes, and how many */
+	size_t blen;
+	unsigned idx, count;      /* the next entry in it, and how many it holds */
+};
+void erofs_dir_open(struct erofs_dir *d, const struct erofs_inode *dir);
+/* The next entry: 1 (*nid, *name of *nl bytes, valid while the image is open), 0 at the end,
+ * -1 when the directory is damaged (why). */
+int erofs_dir_next(const struct erofs_img *img, struct erofs_dir *d, uint64_t *nid,
+		   const char **name, size_t *nl, char *why, size_t n);
+/* The inode at path (from the root; symlinks are not followed): 0, or -1 with why. */
+int erofs_lookup(const struct erofs_img *img, const char *path, struct erofs_inode *ino,
+		 char *why, size_t n);
+
 /* ---- walk.c ---- */
 struct erofs_entry {
 	const char *path;

@@ -4,13 +4,8 @@
  * cannot exhaust the C stack; one path buffer that grows and shrinks with the walk; each
  * directory entered once (a set of the nids entered), so a hostile image with a directory loop
  * cannot hang it.
- *
- * A directory's data is a run of blocks (erofs_fs.h, struct erofs_dirent, 12 bytes: nid 0
- * (64 bits), nameoff 8 (16 bits), file_type 10): each block begins with its dirents, the first
- * one's nameoff saying how many there are (nameoff / 12); entry i's name runs from its nameoff
- * to the next one's, the last one's to the end of the block or its first NUL. The last block
- * may be shorter (the directory's size), and may be inline after the inode (FLAT_INLINE).
- * Damaged entries are reported with warn() and left alone, as the ext4 walk does.
+ * Damaged entries (dir.c says what) are reported with warn() and left alone, as the ext4 walk
+ * does.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,12 +16,8 @@
 #include "internal.h"
 
 struct frame {
-	struct erofs_inode dir;
+	struct erofs_dir cur;
 	size_t pathlen;
-	uint64_t boff;            /* the directory block being read */
-	const unsigned char *blk; /* ... its bytes, and how many */
-	size_t blen;
-	unsigned idx, count;      /* the next entry in it, and how many it holds */
 };
 
 struct walker {
@@ -102,64 +93,6 @@ static int path_set(struct walker *w, size_t dlen, const char *name, size_t nl)
 	return 0;
 }
 
-/* Loads the directory block at f->boff: 1, 0 at the end, -1 when it is damaged (said). */
-static int load_block(struct walker *w, struct frame *f)
-{
-	char why[256];
-	if (f->boff >= f->dir.size)
-		return 0;
-	if (erofs_data_at(w->img, &f->dir, f->boff, &f->blk, &f->blen, why, sizeof(why)) ||
-	    !f->blk || f->blen < 12) {
-		snprintf(w->msg, sizeof(w->msg), "cannot read directory (nid %llu) at byte %llu: "
-			 "%s; left out", (unsigned long long)f->dir.nid,
-			 (unsigned long long)f->boff, f->blk || *why ? why : "a hole");
-		return -1;
-	}
-	unsigned first = erofs_le16(f->blk + 8);
-	if (first < 12 || first % 12 || first > f->blen) {
-		snprintf(w->msg, sizeof(w->msg), "corrupt directory (nid %llu) block at byte "
-			 "%llu: first name offset %u; left out", (unsigned long long)f->dir.nid,
-			 (unsigned long long)f->boff, first);
-		return -1;
-	}
-	f->count = first / 12;
-	f->idx = 0;
-	return 1;
-}
-
-/* The next entry of the directory on top: 1 (*nid, *name, *nl), 0 at its end, -1 damaged. */
-static int next_entry(struct walker *w, struct frame *f, uint64_t *nid, const char **name,
-		      size_t *nl)
-{
-	for (;;) {
-		if (!f->blk || f->idx >= f->count) {
-			if (f->blk)
-				f->boff += f->blen;
-			int r = load_block(w, f);
-			if (r <= 0)
-				return r;
-		}
-		const unsigned char *d = f->blk + 12 * (size_t)f->idx;
-		size_t off = erofs_le16(d + 8), end;
-		end = f->idx + 1 < f->count ? erofs_le16(d + 20) : f->blen;
-		if (off < 12 * (size_t)f->count || end < off || end > f->blen) {
-			snprintf(w->msg, sizeof(w->msg), "corrupt directory (nid %llu): entry %u's "
-				 "name at %zu..%zu of a %zu-byte block; left out",
-				 (unsigned long long)f->dir.nid, f->idx, off, end, f->blen);
-			return -1;
-		}
-		if (f->idx + 1 == f->count) /* the last name ends at the block's end or a NUL */
-			end = off + strnlen((const char *)f->blk + off, end - off);
-		f->idx++;
-		*nid = erofs_le64(d);
-		*name = (const char *)f->blk + off;
-		*nl = end - off;
-		if ((*nl == 1 && **name == '.') || (*nl == 2 && !memcmp(*name, "..", 2)))
-			continue;
-		return 1;
-	}
-}
-
 static int push_dir(struct walker *w, const struct erofs_inode *dir)
 {
 	if (w->depth == w->cap) {
@@ -171,8 +104,7 @@ static int push_dir(struct walker *w, const struct erofs_inode *dir)
 		w->cap = cap;
 	}
 	struct frame *f = &w->stack[w->depth++];
-	memset(f, 0, sizeof(*f));
-	f->dir = *dir;
+	erofs_dir_open(&f->cur, dir);
 	f->pathlen = w->plen;
 	return 0;
 }
@@ -183,7 +115,7 @@ static int pop_dir(struct walker *w)
 	struct frame *f = &w->stack[--w->depth];
 	w->plen = f->pathlen;
 	w->path[w->plen] = 0;
-	struct erofs_entry e = { w->path, w->plen, NULL, f->dir.nid };
+	struct erofs_entry e = { w->path, w->plen, NULL, f->cur.dir.nid };
 	return w->leave && w->leave(&e, w->arg) < 0 ? -1 : 0;
 }
 
@@ -259,9 +191,11 @@ int erofs_walk(const struct erofs_img *img, const char *mountpoint, erofs_walk_f
 		uint64_t nid;
 		const char *name;
 		size_t nl;
-		int r = next_entry(&w, f, &nid, &name, &nl);
+		char why[400];
+		int r = erofs_dir_next(img, &f->cur, &nid, &name, &nl, why, sizeof(why));
 		if (r < 0) {
 			w.path[f->pathlen] = 0;
+			snprintf(w.msg, sizeof(w.msg), "%s; left out", why);
 			wwarn(&w, w.msg);
 		}
 		if (r <= 0) {
