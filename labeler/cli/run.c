@@ -149,10 +149,10 @@ static int image_packages(struct run *c)
 	const char *rel = PACKAGES_LIST + ml;
 	snprintf(name, sizeof(name), "%s:%s", c->target, rel);
 	if (c->erofs) {
-		char why[400];
-		if (erofs_read_file(c->ero, rel, &buf, &len, PACKAGES_MAX, why, sizeof(why))) {
+		char ewhy[400];
+		if (erofs_read_file(c->ero, rel, &buf, &len, PACKAGES_MAX, ewhy, sizeof(ewhy))) {
 			fprintf(stderr, "fclabel %s: %s: cannot read %s in it (%s): give --packages "
-				"FILE\n", c->cmd, qname(c->target), rel, why);
+				"FILE\n", c->cmd, qname(c->target), rel, ewhy);
 			return -1;
 		}
 	} else if (c->tree) {
