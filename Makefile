@@ -26,6 +26,8 @@ NETTLE_LIBS = $(shell $(PKG_CONFIG) --libs nettle 2>/dev/null || echo -lnettle)
 FC_LIBS     = $(PCRE_LIBS) $(NETTLE_LIBS)
 E2_LIBS     = $(shell $(PKG_CONFIG) --libs ext2fs com_err 2>/dev/null || echo -lext2fs -lcom_err)
 SEL_LIBS    = $(shell $(PKG_CONFIG) --libs libselinux 2>/dev/null || echo -lselinux)
+# EROFS's LZ4-compressed files (labeler/erofs/zdata.c)
+LZ4_LIBS    = $(shell $(PKG_CONFIG) --libs liblz4 2>/dev/null || echo -llz4)
 SEPOL_LIBS  = $(shell $(PKG_CONFIG) --libs libsepol 2>/dev/null || echo -lsepol)
 
 FC_SRCS  := $(wildcard fcontexts/*.c)
@@ -69,7 +71,7 @@ android/libandroid.a: $(AN_OBJS)
 	$(AR) rcs $@ $^
 
 fclabel: $(LB_OBJS) android/libandroid.a fcontexts/libfcontexts.a imgfmt/libimgfmt.a
-	$(CC) $(LDFLAGS) -o $@ $(LB_OBJS) android/libandroid.a fcontexts/libfcontexts.a imgfmt/libimgfmt.a $(FC_LIBS) $(E2_LIBS) $(SEPOL_LIBS) -lz -lpthread
+	$(CC) $(LDFLAGS) -o $@ $(LB_OBJS) android/libandroid.a fcontexts/libfcontexts.a imgfmt/libimgfmt.a $(FC_LIBS) $(E2_LIBS) $(SEPOL_LIBS) $(LZ4_LIBS) -lz -lpthread
 
 # --version names the target the binary is for
 labeler/cli/main.o: CPPFLAGS += -DFCLABEL_TARGET='"$(shell $(CC) -dumpmachine)"'
@@ -101,7 +103,7 @@ tests/engineunit: tests/engineunit.c tests/unit.h $(EN_OBJS) android/libandroid.
 ER_OBJS := $(filter labeler/erofs/%.o,$(LB_OBJS))
 tests/erofscat: tests/erofscat.c $(ER_OBJS) $(EN_OBJS) android/libandroid.a fcontexts/libfcontexts.a
 	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(ER_OBJS) $(EN_OBJS) \
-		android/libandroid.a fcontexts/libfcontexts.a $(FC_LIBS) -lpthread
+		android/libandroid.a fcontexts/libfcontexts.a $(FC_LIBS) $(LZ4_LIBS) -lpthread
 
 bench/fcbench: bench/fcbench.c fcontexts/libfcontexts.a
 	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< fcontexts/libfcontexts.a $(FC_LIBS) $(SEL_LIBS) -ldl -lpthread

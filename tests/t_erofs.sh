@@ -19,6 +19,18 @@ ln tree/etc/passwd tree/etc/passwd.hard
 mkfifo tree/data/fifo
 "$PY" -c 'import sys; open(sys.argv[1], "wb").write(bytes(range(256)) * 50)' tree/data/big
 chown 70000:70001 tree/data/f3 2>/dev/null || true
+# text that compresses, of sizes around block and extent boundaries, and a file of compressible
+# and random runs (the random ones stored as PLAIN lclusters)
+mkdir tree/text
+"$PY" - tree/text <<'PYEOF'
+import random, sys
+r = random.Random(33)
+words = ["".join(r.choice("abcdefghij") for _ in range(r.randrange(2, 9))) for _ in range(500)]
+for i, sz in enumerate([100, 4095, 4096, 4097, 9000, 65536, 300000]):
+    open("%s/t%d" % (sys.argv[1], i), "w").write(" ".join(r.choice(words) for _ in range(sz // 4))[:sz])
+open(sys.argv[1] + "/mixed", "wb").write(b"".join(
+    bytes(r.randrange(256) for _ in range(3000)) if k % 2 else b"abc" * 2000 for k in range(30)))
+PYEOF
 small_policy fc
 # a policy under which every label of /data differs
 sed 's/data_t/data2_t/; s/data_even_t/data_even2_t/' fc >fc2
@@ -40,6 +52,8 @@ for z in plain lz4 lz4hc; do
 	mkero "$z.lab" $zo --file-contexts=fc
 done
 mkero shared.lab -x1 --file-contexts=fc
+# full (8-byte) lcluster indexes instead of compact ones
+mkero full.lab -zlz4hc -E legacy-compress --file-contexts=fc
 # the ext4 reference: the same tree, labeled by fclabel with the same policy
 mkimg e4.none tree 8M -t ext4 -I 256 || finish
 cp e4.none e4.lab
@@ -55,7 +69,7 @@ check_list() { # IMG FC NAME
 for fcn in fc fc2; do
 	for state in none lab; do
 		want=$(check_list e4.$state $fcn e4.$state.$fcn)
-		for z in plain lz4 lz4hc shared; do
+		for z in plain lz4 lz4hc shared full; do
 			[ -f e.$z.$state ] || continue
 			got=$(check_list e.$z.$state $fcn e.$z.$state.$fcn)
 			if [ "$got" = "$want" ] && cmp -s e4.$state.$fcn.list e.$z.$state.$fcn.list; then
@@ -69,7 +83,32 @@ done
 # every file is read, hard links counted once
 run sum "$FCLABEL" check e.lz4hc.lab -S fc -a /
 expect_rc "check of a labeled lz4hc image" 0
-expect_match "its summary" "$(tail -n 1 sum.err)" "*scanned 321, differ 0, unchanged 320, hard links 1, no label 0,*errors 0, warnings 0*"
+expect_match "its summary" "$(tail -n 1 sum.err)" "*scanned 330, differ 0, unchanged 329, hard links 1, no label 0,*errors 0, warnings 0*"
+# every regular file's bytes as the reader gives them (tests/erofscat) are the tree's
+[ -x "$TOP/tests/erofscat" ] || make -s -C "$TOP" tests/erofscat >/dev/null 2>&1 ||
+	bad "cannot build tests/erofscat"
+(cd tree && find . -type f | sed 's|^\.||' | LC_ALL=C sort) >files
+for z in plain lz4 lz4hc full; do
+	n=0 bads=""
+	while read -r f; do
+		if ! "$TOP/tests/erofscat" e.$z.lab "$f" 2>cat.err | cmp -s - "tree$f"; then
+			bads="$bads $f($(head -c 120 cat.err))"
+		fi
+		n=$((n + 1))
+	done <files
+	[ -z "$bads" ] && ok "$z: the data of all $n files read as the tree's" ||
+		bad "$z: files read wrong:$(echo "$bads" | cut -c1-400)"
+done
+# the labels as the reader gives them: what --file-contexts stored
+expect_eq "the label of /etc/passwd" "$("$TOP/tests/erofscat" -x security.selinux e.lz4.lab /etc/passwd)" \
+	"system_u:object_r:etc_t:s0"
+"$TOP/tests/erofscat" -x security.selinux e.lz4.none /etc/passwd >/dev/null 2>&1
+expect_eq "an unlabeled image: no security.selinux (exit 3)" "$?" 3
+# big pclusters are not read yet: a clear error, not wrong bytes
+if mkfs.erofs -zlz4 -C16384 e.big tree >/dev/null 2>&1; then
+	"$TOP/tests/erofscat" e.big /text/t6 >/dev/null 2>big.err
+	expect_match "big pclusters: said to be unread" "$(cat big.err)" "*/text/t6*not read yet*"
+fi
 # -n (a dry run) reads it too
 run dry "$FCLABEL" label -n e.plain.lab -S fc2 -a /
 expect_rc "label -n of an EROFS image" 0

@@ -33,7 +33,9 @@ int erofs_read_file(struct erofs_img *img, const char *path, char **buf, size_t 
 		snprintf(why, n, "out of memory");
 		return -1;
 	}
-	if (erofs_pread(img, &ino, 0, b, (size_t)ino.size, w, sizeof(w))) {
+	bool z = ino.layout == EROFS_COMPRESSED_FULL || ino.layout == EROFS_COMPRESSED_COMPACT;
+	if (z ? erofs_zread(img, &ino, (unsigned char *)b, w, sizeof(w))
+	      : erofs_pread(img, &ino, 0, b, (size_t)ino.size, w, sizeof(w))) {
 		snprintf(why, n, "nid %llu: %s", (unsigned long long)ino.nid, w);
 		free(b);
 		return -1;

@@ -107,6 +107,13 @@ int erofs_data_at(const struct erofs_img *img, const struct erofs_inode *ino, ui
 int erofs_pread(const struct erofs_img *img, const struct erofs_inode *ino, uint64_t off,
 		void *buf, size_t len, char *why, size_t n);
 
+/* ---- zdata.c ---- */
+/* An extent decompresses to at most this (Z_EROFS_PCLUSTER_MAX_DSIZE, erofs_fs.h) */
+#define Z_EROFS_MAX_EXTENT (12u << 20)
+/* A compressed file's data, whole (ino->size bytes into out): 0, or -1 with why. */
+int erofs_zread(const struct erofs_img *img, const struct erofs_inode *ino, unsigned char *out,
+		char *why, size_t n);
+
 /* ---- xattr.c ---- */
 /* The long name prefixes (XATTR_PREFIXES): 0, or -1 with why. */
 int erofs_prefixes_load(struct erofs_img *img, char *why, size_t n);
