@@ -109,6 +109,52 @@ if mkfs.erofs -zlz4 -C16384 e.big tree >/dev/null 2>&1; then
 	"$TOP/tests/erofscat" e.big /text/t6 >/dev/null 2>big.err
 	expect_match "big pclusters: said to be unread" "$(cat big.err)" "*/text/t6*not read yet*"
 fi
+# Long xattr name prefixes (INCOMPAT_XATTR_PREFIXES, erofs-utils 1.7): Debian's mkfs.erofs
+# 1.5 writes none, so they are made here from a labeled image: a prefix table appended (its
+# records at xattr_prefix_start * 4: a 16-bit length, the short prefix's index, the infix) and
+# each security.selinux entry turned to name prefix 0 (index 0x80). Prefix "security." + "":
+# the same labels. Prefix "security." + "selinux" with the entries' names made empty: the value
+# then begins with the old name's bytes, "selinux" and the label.
+longpfx() { # IN OUT INFIX
+	"$PY" - "$@" <<'PYEOF'
+import struct, sys
+src, dst, infix = sys.argv[1], sys.argv[2], sys.argv[3].encode()
+b = bytearray(open(src, "rb").read())
+bs = 1 << b[1024 + 12]
+n = 0
+pat = b"selinux"
+i = b.find(pat)
+while i >= 0:
+    e = i - 4
+    if e >= 0 and b[e] == 7 and b[e + 1] == 6:
+        b[e + 1] = 0x80
+        if infix:
+            vs = struct.unpack_from("<H", b, e + 2)[0]
+            b[e] = 0
+            struct.pack_into("<H", b, e + 2, vs + 7)
+        n += 1
+    i = b.find(pat, i + 1)
+start = len(b)
+rec = struct.pack("<HB", 1 + len(infix), 6) + infix
+b += rec + bytes(bs - len(rec))
+struct.pack_into("<I", b, 1024 + 80, struct.unpack_from("<I", b, 1024 + 80)[0] | 0x40)
+b[1024 + 91] = 1
+struct.pack_into("<I", b, 1024 + 92, start // 4)
+struct.pack_into("<I", b, 1024 + 36, len(b) // bs)
+open(dst, "wb").write(b)
+print(n)
+PYEOF
+}
+n=$(longpfx e.plain.lab e.pfx0 "")
+run pfx0 "$FCLABEL" check e.pfx0 -S fc -a /
+expect_rc "long prefix security.+'' ($n entries): every label as before" 0
+n=$(longpfx e.plain.lab e.pfx1 selinux)
+expect_eq "long prefix security.+selinux ($n entries): the value after the name" \
+	"$("$TOP/tests/erofscat" -x security.selinux e.pfx1 /etc/passwd)" "selinuxsystem_u:object_r:etc_t:s0"
+cp e.pfx0 c.pfxidx && "$PY" -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[1024 + 91] = 0; open(sys.argv[1], "wb").write(b)' c.pfxidx
+run pfx2 "$FCLABEL" check c.pfxidx -S fc -a /
+expect_rc "an entry naming a long prefix the image does not have: no label, no crash" 1
+
 # -n (a dry run) reads it too
 run dry "$FCLABEL" label -n e.plain.lab -S fc2 -a /
 expect_rc "label -n of an EROFS image" 0
