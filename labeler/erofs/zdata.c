@@ -5,20 +5,26 @@
  * h_clusterbits at 7 (bits 0-3: logical cluster bits - block bits; bit 7: the whole file in
  * the packed inode)), then one index per logical cluster (lcluster) of the file. An lcluster's
  * type is PLAIN (0), HEAD1 (1), NONHEAD (2) or HEAD2 (3): a head begins an extent at
- * clusterofs inside its lcluster, stored at block pblk (one block, without big pclusters),
- * raw (PLAIN) or compressed; the extent runs to the next head, or the end of the file.
+ * clusterofs inside its lcluster, stored at block pblk, raw (PLAIN) or compressed; the extent
+ * runs to the next head, or the end of the file. Its pcluster is one block, or with big
+ * pclusters (Z_EROFS_ADVISE_BIG_PCLUSTER_1 for HEAD1, _2 for PLAIN and HEAD2) as many as the
+ * NONHEAD lcluster right after the head says: its delta[0] with Z_EROFS_LI_D0_CBLKCNT (0x800)
+ * set holds the count.
  *
  * Indexes, COMPRESSED_FULL: 8 bytes each (struct z_erofs_lcluster_index: di_advise 0, whose
  * low 2 bits are the type, di_clusterofs 2, di_u.blkaddr 4), from 8 bytes after the map
- * header. COMPRESSED_COMPACT: packs of 2 entries in 8 bytes (compact 4B) or 16 in 32 bytes
- * (compact 2B): entry i is encodebits wide at bit encodebits * i (lobits of value, then 2 of
- * type); the pack's last 4 bytes are a block address, a head's pblk being that address plus 1
- * plus the heads before it in the pack. The first packs are 4B up to a 32-byte boundary, then
+ * header; a NONHEAD's di_u begins with delta[0]. COMPRESSED_COMPACT: packs of 2 entries in 8
+ * bytes (compact 4B) or 16 in 32 bytes (compact 2B): entry i is encodebits wide at bit
+ * encodebits * i (lobits of value, then 2 of type); the pack's last 4 bytes are a block
+ * address: a head's pblk is that address plus the blocks of the pclusters before it in the
+ * pack (one each, and one more; with big pclusters, the counts the CBLKCNT entries give, the
+ * other NONHEADs skipped back over by their delta). The first packs are 4B up to a 32-byte
+ * boundary, then
  * (with Z_EROFS_ADVISE_COMPACTED_2B) 2B packs for a multiple of 16 lclusters, then 4B again.
  *
  * LZ4 (algorithm 0; LZ4HC writes the same format) is decoded by liblz4; with
  * INCOMPAT_LZ4_0PADDING the compressed bytes end at the end of their block, the zeros before
- * them are padding. Not read yet: big pclusters, inline (ztailpacking) and fragment
+ * them are padding. Not read yet: inline (ztailpacking) and fragment
  * pclusters, interlaced plain pclusters, LZMA, DEFLATE and Zstandard.
  */
 #include <lz4.h>
@@ -34,6 +40,9 @@ enum { LC_PLAIN, LC_HEAD1, LC_NONHEAD, LC_HEAD2 };
 #define ADV_INLINE_PCLUSTER 0x0008
 #define ADV_INTERLACED_PCLUSTER 0x0010
 #define ADV_FRAGMENT_PCLUSTER 0x0020
+#define D0_CBLKCNT 0x0800
+/* a pcluster's size at most (Z_EROFS_PCLUSTER_MAX_SIZE) */
+#define PCLUSTER_MAX (1u << 20)
 
 struct zmap {
 	const struct erofs_img *img;
@@ -45,7 +54,7 @@ struct zmap {
 
 /* One lcluster's index: *type, and for a head *clusterofs and *pblk. 0, or -1 with why. */
 static int full_index(const struct zmap *z, uint64_t lcn, unsigned *type, unsigned *ofs,
-		      uint32_t *pblk, char *why, size_t n)
+		      uint32_t *pblk, unsigned *d0, char *why, size_t n)
 {
 	uint64_t at = z->hdr + 16 + lcn * 8;
 	if (!erofs_in(z->img, at, 8)) {
@@ -57,6 +66,7 @@ static int full_index(const struct zmap *z, uint64_t lcn, unsigned *type, unsign
 	*type = erofs_le16(d) & 3;
 	*ofs = erofs_le16(d + 2);
 	*pblk = erofs_le32(d + 4);
+	*d0 = erofs_le16(d + 4);
 	return 0;
 }
 
@@ -67,8 +77,33 @@ static unsigned field(const unsigned char *in, unsigned pos, unsigned lobits, un
 	return v & ((1u << lobits) - 1);
 }
 
+/* The blocks of the pclusters before entry i of a compact pack (see above). */
+static int pack_blocks(const struct zmap *z, const unsigned char *in, int i, unsigned encodebits,
+		       unsigned lobits, unsigned *nblk)
+{
+	bool big = z->advise & ADV_BIG_PCLUSTER_1;
+	*nblk = big ? 0 : 1;
+	while (i > 0) {
+		unsigned t, lo = field(in, encodebits * (unsigned)--i, lobits, &t);
+		if (t != LC_NONHEAD) {
+			++*nblk;
+		} else if (!big) {
+			if ((i -= (int)lo) >= 0)
+				++*nblk;
+		} else if (lo & D0_CBLKCNT) {
+			--i;
+			*nblk += lo & ~D0_CBLKCNT;
+		} else if (lo <= 1) {
+			return -1; /* (a big pcluster's NONHEAD says CBLKCNT or a delta of 2 up) */
+		} else {
+			i -= (int)lo - 2;
+		}
+	}
+	return 0;
+}
+
 static int compact_index(const struct zmap *z, uint64_t lcn, unsigned *type, unsigned *ofs,
-			 uint32_t *pblk, char *why, size_t n)
+			 uint32_t *pblk, unsigned *d0, char *why, size_t n)
 {
 	const uint64_t ebase = z->hdr + 8;
 	unsigned initial = (unsigned)(((32 - ebase % 32) / 4) & 7), shift = 2;
@@ -97,30 +132,36 @@ static int compact_index(const struct zmap *z, uint64_t lcn, unsigned *type, uns
 	}
 	const unsigned char *in = z->img->base + pack;
 	int i = (int)((pos - pack) >> shift);
-	unsigned lo = field(in, encodebits * (unsigned)i, lobits, type);
+	unsigned lo = field(in, encodebits * (unsigned)i, lobits, type), nblk;
+	*d0 = lo;
 	if (*type == LC_NONHEAD)
 		return 0;
 	*ofs = lo;
-	unsigned nblk = 1;
-	while (i > 0) {
-		unsigned t;
-		--i;
-		lo = field(in, encodebits * (unsigned)i, lobits, &t);
-		if (t == LC_NONHEAD)
-			i -= (int)lo;
-		if (i >= 0)
-			++nblk;
+	if (pack_blocks(z, in, i, encodebits, lobits, &nblk)) {
+		snprintf(why, n, "corrupt compact index before lcluster %llu",
+			 (unsigned long long)lcn);
+		return -1;
 	}
 	*pblk = erofs_le32(in + packsz - 4) + nblk;
 	return 0;
 }
 
 /* The extent [la, end) whose head is at lcn, stored at block pblk: into out + la. */
-static int extent(const struct zmap *z, unsigned type, uint64_t la, uint64_t end, uint32_t pblk,
-		  unsigned char *out, char *why, size_t n)
+struct head {
+	unsigned type;
+	uint64_t lcn, la;
+	uint32_t pblk, nblks;
+};
+
+/* The extent [h->la, end): into out + la. */
+static int extent(const struct zmap *z, const struct head *h, uint64_t end, unsigned char *out,
+		  char *why, size_t n)
 {
 	const struct erofs_img *img = z->img;
-	size_t bs = (size_t)1 << img->blkbits, len = (size_t)(end - la);
+	unsigned type = h->type;
+	uint32_t pblk = h->pblk;
+	uint64_t la = h->la;
+	size_t bs = ((size_t)1 << img->blkbits) * h->nblks, len = (size_t)(end - la);
 	uint64_t at = (uint64_t)pblk << img->blkbits;
 	if (!erofs_in(img, at, bs)) {
 		snprintf(why, n, "its pcluster at block %u lies past the end of the image", pblk);
@@ -166,8 +207,7 @@ static int map_header(struct zmap *z, char *why, size_t n)
 	z->advise = erofs_le16(h + 4);
 	z->algs = h[6];
 	if ((h[7] & 0x0f) || (h[7] & 0x80) ||
-	    (z->advise & (ADV_BIG_PCLUSTER_1 | ADV_BIG_PCLUSTER_2 | ADV_INLINE_PCLUSTER |
-			  ADV_INTERLACED_PCLUSTER | ADV_FRAGMENT_PCLUSTER))) {
+	    (z->advise & (ADV_INLINE_PCLUSTER | ADV_INTERLACED_PCLUSTER | ADV_FRAGMENT_PCLUSTER))) {
 		snprintf(why, n, "compressed with features not read yet (advise 0x%x, cluster "
 			 "bits 0x%x)", z->advise, h[7]);
 		return -1;
@@ -176,45 +216,57 @@ static int map_header(struct zmap *z, char *why, size_t n)
 	return 0;
 }
 
+/* Whether a head of this type may have a big pcluster. */
+static bool big_for(const struct zmap *z, unsigned type)
+{
+	return z->advise & (type == LC_HEAD1 ? ADV_BIG_PCLUSTER_1 : ADV_BIG_PCLUSTER_2);
+}
+
 int erofs_zread(const struct erofs_img *img, const struct erofs_inode *ino, unsigned char *out,
 		char *why, size_t n)
 {
 	struct zmap z = { .img = img, .ino = ino };
-	uint64_t la = 0, lcn;
-	unsigned htype = LC_PLAIN;
-	uint32_t hblk = 0;
+	struct head h = { 0 };
 	bool have = false;
 
 	if (!ino->size)
 		return 0;
 	if (map_header(&z, why, n))
 		return -1;
-	for (lcn = 0; lcn < z.totalidx; lcn++) {
-		unsigned type, ofs = 0;
+	for (uint64_t lcn = 0; lcn < z.totalidx; lcn++) {
+		unsigned type, ofs = 0, d0 = 0;
 		uint32_t pblk = 0;
 		int r = ino->layout == EROFS_COMPRESSED_FULL
-				? full_index(&z, lcn, &type, &ofs, &pblk, why, n)
-				: compact_index(&z, lcn, &type, &ofs, &pblk, why, n);
+				? full_index(&z, lcn, &type, &ofs, &pblk, &d0, why, n)
+				: compact_index(&z, lcn, &type, &ofs, &pblk, &d0, why, n);
 		if (r)
 			return -1;
-		if (type == LC_NONHEAD)
+		if (type == LC_NONHEAD) {
+			/* the first NONHEAD after a head: its pcluster's block count */
+			if (have && lcn == h.lcn + 1 && (d0 & D0_CBLKCNT) && big_for(&z, h.type))
+				h.nblks = d0 & ~D0_CBLKCNT;
+			if (!h.nblks || h.nblks > PCLUSTER_MAX >> img->blkbits) {
+				snprintf(why, n, "a pcluster of %u blocks at lcluster %llu", h.nblks,
+					 (unsigned long long)lcn);
+				return -1;
+			}
 			continue;
+		}
 		uint64_t at = (lcn << img->blkbits) + ofs;
-		if (ofs >> img->blkbits || (!have && at) || (have && at <= la) || at > ino->size) {
+		if (ofs >> img->blkbits || (!have && at) || (have && at <= h.la) ||
+		    at > ino->size) {
 			snprintf(why, n, "corrupt compression index at lcluster %llu",
 				 (unsigned long long)lcn);
 			return -1;
 		}
-		if (have && extent(&z, htype, la, at, hblk, out, why, n))
+		if (have && extent(&z, &h, at, out, why, n))
 			return -1;
-		la = at;
-		htype = type;
-		hblk = pblk;
+		h = (struct head){ type, lcn, at, pblk, 1 };
 		have = true;
 	}
 	if (!have) {
 		snprintf(why, n, "a compressed file with no head lcluster");
 		return -1;
 	}
-	return la < ino->size ? extent(&z, htype, la, ino->size, hblk, out, why, n) : 0;
+	return h.la < ino->size ? extent(&z, &h, ino->size, out, why, n) : 0;
 }
