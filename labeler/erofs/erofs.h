@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "fcontexts.h"
 #include "engine/engine.h"
@@ -31,6 +32,24 @@ int erofs_label(struct erofs_img *img, const fc_set *set, const struct label_opt
  * malloc'd *buf: 0, or -1 with why. */
 int erofs_read_file(struct erofs_img *img, const char *path, char **buf, size_t *len, size_t max,
 		    char *why, size_t n);
+/* ---- by inode, for --android-root's walk of a device's tree (nids: erofs_fs.h's inode
+ * numbers). Errors are errnos: EUCLEAN (as the kernel's EFSCORRUPTED) for a damaged image,
+ * with why in why. ---- */
+uint64_t erofs_root_nid(const struct erofs_img *img);
+/* name (nlen bytes) in directory dir: 0 with *nid and *mode, ENOENT when it is not there. */
+int erofs_find(struct erofs_img *img, uint64_t dir, const char *name, size_t nlen,
+	       uint64_t *nid, unsigned *mode, char *why, size_t n);
+/* A symlink's target, NUL-terminated (at most cap - 1 bytes, else ENAMETOOLONG). */
+int erofs_readlink(struct erofs_img *img, uint64_t nid, char *buf, size_t cap, char *why,
+		   size_t n);
+/* A regular file's bytes, as erofs_read_file. */
+int erofs_read_nid(struct erofs_img *img, uint64_t nid, char **buf, size_t *len, size_t max,
+		   char *why, size_t n);
+/* fn(name, nlen, arg) for each entry of directory dir but "." and "..", until it returns
+ * true. */
+int erofs_list(struct erofs_img *img, uint64_t dir, bool (*fn)(const char *name, size_t nlen,
+							     void *arg),
+	       void *arg, char *why, size_t n);
 /* Whether the root directory carries a label. */
 bool erofs_is_labeled(struct erofs_img *img);
 /* What `label` and `relabel` say when given an EROFS image. */
