@@ -209,28 +209,36 @@ cp e.plain.lab c.meta && poke c.meta 1064 '<I' 0x7fffffff
 bad_case "meta area past the end" c.meta "*c.meta*meta area*"
 cp e.plain.lab c.incompat && poke c.incompat 1104 '<I' 0x80000000
 bad_case "an unknown incompat feature" c.incompat "*c.incompat*EROFS features*"
-# random bytes of the metadata written over: whatever they hit, a clear end, no crash, no hang
-"$PY" - e.shared.lab <<'PYEOF'
+# random bytes written over the metadata (inodes, directories, attributes, compression
+# indexes) of an uncompressed image with shared attributes and of a compressed one with big
+# pclusters, and over anything (compressed data too): whatever they hit, check and every
+# file's data come to a clear end, no crash, no hang
+"$PY" - e.shared.lab e.aosp.lab <<'PYEOF'
 import random, struct, sys
-data = open(sys.argv[1], "rb").read()
-bs = 1 << data[1036]
-meta = struct.unpack_from("<I", data, 1064)[0] * bs
 rnd = random.Random(33)
-for k in range(40):
-    b = bytearray(data)
-    for _ in range(rnd.choice((1, 4, 16))):
-        off = rnd.randrange(meta, min(len(b), meta + 3 * bs))
-        b[off] = rnd.randrange(256)
-    open("fuzz.%02d" % k, "wb").write(b)
+k = 0
+for src in sys.argv[1:]:
+    data = open(src, "rb").read()
+    bs = 1 << data[1036]
+    meta = struct.unpack_from("<I", data, 1064)[0] * bs
+    for j in range(30):
+        b = bytearray(data)
+        lo, hi = (meta, min(len(b), meta + 3 * bs)) if j < 20 else (1100, len(b))
+        for _ in range(rnd.choice((1, 4, 16))):
+            b[rnd.randrange(lo, hi)] = rnd.randrange(256)
+        open("fuzz.%02d" % k, "wb").write(b)
+        k += 1
 PYEOF
 crashes=0
-for f in fuzz.*; do
+for f in fuzz.??; do
 	timeout 20 "$FCLABEL" check "$f" -S fc -a / >/dev/null 2>"$f.err"
 	r=$?
-	if [ $r -ge 124 ] || grep -q 'Sanitizer\|runtime error' "$f.err"; then
+	timeout 20 "$TOP/tests/erofscat" -d tree "$f" <files >/dev/null 2>"$f.cat.err"
+	r2=$?
+	if [ $r -ge 124 ] || [ $r2 -ge 124 ] || grep -q 'Sanitizer\|runtime error' "$f.err" "$f.cat.err"; then
 		crashes=$((crashes + 1))
-		bad "$f: exit $r: $(tail -n 2 "$f.err" | tr '\n' '|')"
+		bad "$f: exit $r/$r2: $(tail -n 2 "$f.err" "$f.cat.err" | tr '\n' '|')"
 	fi
 done
-[ $crashes = 0 ] && ok "40 randomly corrupted images: no crash, no hang"
+[ $crashes = 0 ] && ok "60 randomly corrupted images: check and every file's data, no crash, no hang"
 finish
