@@ -6,7 +6,7 @@
 FUZZ_CC        ?= clang
 FUZZ_SECONDS   ?= 60
 FUZZ_BUILD     := tests/out/fuzz/build
-FUZZ_HARNESSES ?= fuzz_parse fuzz_lookup_diff fuzz_image fuzz_sparse fuzz_seapp
+FUZZ_HARNESSES ?= fuzz_parse fuzz_lookup_diff fuzz_image fuzz_sparse fuzz_seapp fuzz_erofs
 FUZZ_SAN       := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS    ?= -O1 -g
 # the library sources, built apart from the normal objects (MAIN_SRC has main)
