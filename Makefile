@@ -26,6 +26,8 @@ NETTLE_LIBS = $(shell $(PKG_CONFIG) --libs nettle 2>/dev/null || echo -lnettle)
 FC_LIBS     = $(PCRE_LIBS) $(NETTLE_LIBS)
 E2_LIBS     = $(shell $(PKG_CONFIG) --libs ext2fs com_err 2>/dev/null || echo -lext2fs -lcom_err)
 SEL_LIBS    = $(shell $(PKG_CONFIG) --libs libselinux 2>/dev/null || echo -lselinux)
+# EROFS's LZ4-compressed files (labeler/erofs/zdata.c)
+LZ4_LIBS    = $(shell $(PKG_CONFIG) --libs liblz4 2>/dev/null || echo -llz4)
 SEPOL_LIBS  = $(shell $(PKG_CONFIG) --libs libsepol 2>/dev/null || echo -lsepol)
 
 FC_SRCS  := $(wildcard fcontexts/*.c)
@@ -41,7 +43,7 @@ LB_OBJS  := $(LB_SRCS:.c=.o)
 MAIN_SRC := labeler/cli/main.c
 LIB_SRCS := $(FC_SRCS) $(IF_SRCS) $(AN_SRCS) $(filter-out $(MAIN_SRC),$(LB_SRCS))
 HDRS     := $(wildcard fcontexts/*.h imgfmt/*.h android/*.h labeler/*.h labeler/*/*.h)
-TEST_BINS := tests/oracle tests/fcunit tests/seappunit tests/engineunit tests/fcdigest \
+TEST_BINS := tests/oracle tests/fcunit tests/seappunit tests/engineunit tests/fcdigest tests/erofscat \
 	tests/nogetxattrat
 # the benchmarks' own programs (bench/): make check builds none of them
 BENCH_BINS := bench/fcbench bench/treefloor
@@ -69,7 +71,7 @@ android/libandroid.a: $(AN_OBJS)
 	$(AR) rcs $@ $^
 
 fclabel: $(LB_OBJS) android/libandroid.a fcontexts/libfcontexts.a imgfmt/libimgfmt.a
-	$(CC) $(LDFLAGS) -o $@ $(LB_OBJS) android/libandroid.a fcontexts/libfcontexts.a imgfmt/libimgfmt.a $(FC_LIBS) $(E2_LIBS) $(SEPOL_LIBS) -lz -lpthread
+	$(CC) $(LDFLAGS) -o $@ $(LB_OBJS) android/libandroid.a fcontexts/libfcontexts.a imgfmt/libimgfmt.a $(FC_LIBS) $(E2_LIBS) $(SEPOL_LIBS) $(LZ4_LIBS) -lz -lpthread
 
 # --version names the target the binary is for
 labeler/cli/main.o: CPPFLAGS += -DFCLABEL_TARGET='"$(shell $(CC) -dumpmachine)"'
@@ -96,6 +98,12 @@ EN_OBJS := $(filter labeler/engine/%.o,$(LB_OBJS))
 tests/engineunit: tests/engineunit.c tests/unit.h $(EN_OBJS) android/libandroid.a fcontexts/libfcontexts.a
 	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(EN_OBJS) android/libandroid.a \
 		fcontexts/libfcontexts.a $(FC_LIBS) -lpthread
+
+# the EROFS reader on its own (t_erofs): its objects and the engine's
+ER_OBJS := $(filter labeler/erofs/%.o,$(LB_OBJS))
+tests/erofscat: tests/erofscat.c $(ER_OBJS) $(EN_OBJS) android/libandroid.a fcontexts/libfcontexts.a
+	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(ER_OBJS) $(EN_OBJS) \
+		android/libandroid.a fcontexts/libfcontexts.a $(FC_LIBS) $(LZ4_LIBS) -lpthread
 
 bench/fcbench: bench/fcbench.c fcontexts/libfcontexts.a
 	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< fcontexts/libfcontexts.a $(FC_LIBS) $(SEL_LIBS) -ldl -lpthread

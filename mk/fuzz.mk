@@ -6,7 +6,7 @@
 FUZZ_CC        ?= clang
 FUZZ_SECONDS   ?= 60
 FUZZ_BUILD     := tests/out/fuzz/build
-FUZZ_HARNESSES ?= fuzz_parse fuzz_lookup_diff fuzz_image fuzz_sparse fuzz_seapp
+FUZZ_HARNESSES ?= fuzz_parse fuzz_lookup_diff fuzz_image fuzz_sparse fuzz_seapp fuzz_erofs
 FUZZ_SAN       := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS    ?= -O1 -g
 # the library sources, built apart from the normal objects (MAIN_SRC has main)
@@ -37,4 +37,4 @@ $(FUZZ_BUILD)/fuzz_lookup_diff: FUZZ_EXTRA_LIBS = $(SEL_LIBS)
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzzutil.c $(FUZZ_LIB) \
 		$(HDRS)
 	$(FUZZ_CC) $(CPPFLAGS) -Ilabeler $(PCRE_CFLAGS) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer \
-		-o $@ $< $(FUZZ_LIB) $(FUZZ_EXTRA_LIBS) $(FC_LIBS) $(E2_LIBS) $(SEPOL_LIBS) -lz -lpthread
+		-o $@ $< $(FUZZ_LIB) $(FUZZ_EXTRA_LIBS) $(FC_LIBS) $(E2_LIBS) $(SEPOL_LIBS) $(LZ4_LIBS) -lz -lpthread

@@ -14,7 +14,7 @@ cd "$top" || exit 1
 secs=${FUZZ_SECONDS:-60}
 build=${FUZZ_BUILD:-tests/out/fuzz/build}
 out=${FUZZ_OUT:-tests/out/fuzz}
-all="fuzz_parse fuzz_lookup_diff fuzz_image fuzz_sparse fuzz_seapp"
+all="fuzz_parse fuzz_lookup_diff fuzz_image fuzz_sparse fuzz_seapp fuzz_erofs"
 
 # ---- dictionaries ----
 dict() {
@@ -374,6 +374,25 @@ put(L, "baseonly", b"\x01" + quirks + SEP + modes_q + SEP + subs + SEP + subs_di
 put(L, "newline", b"\0/nl\tu:r:nl_t:s0\n/nl.\tu:r:dot_t:s0\n/e(x)\\\tu:r:e_t:s0\n" + SEP + b"0/nl\x01\nf/nl\n0/ex$\n0/ex\x01")
 put(L, "crlf", b"\0/a\tu:r:a_t:s0\r\n\t/b  --\t u:r:b_t:s0\r\n# comment\n/c -- u:r:c_t:s0 extra\n/d -d u:r:d_t:s0" + SEP + b"f/a\nf/b\nd/b\n0/c\nd/d")
 EOF
+	# fuzz_erofs: EROFS images of the same tree (mkfs.erofs, erofs-utils; -T: fixed times, -U:
+	# a fixed UUID), labeled with the demo's file_contexts
+	if command -v mkfs.erofs >/dev/null 2>&1; then
+		mkdir -p fixtures/fuzz/fuzz_erofs
+		# and text that compresses, over several blocks and pclusters
+		cp -a "$t" "$work/etree"
+		python3 -c 'import sys; open(sys.argv[1], "w").write("".join("line %d of the seed\n" % (i % 97) for i in range(1200)))' "$work/etree/etc/text"
+		touch -d @1700000000 "$work/etree/etc/text" "$work/etree/etc"
+		for e in "plain:" "lz4:-zlz4" "lz4hc-big:-zlz4hc -C16384" "full:-zlz4 -E legacy-compress" \
+			"shared:-x1"; do
+			# shellcheck disable=SC2086
+			mkfs.erofs ${e#*:} -T 1700000000 -U 6f636c61-6265-6c2d-6675-7a7a2d736565 \
+				--file-contexts="$fc" "fixtures/fuzz/fuzz_erofs/${e%%:*}.img" "$work/etree" \
+				>"$work/mkfs.erofs.log" 2>&1 ||
+				echo "fuzz.sh seeds: mkfs.erofs ${e#*:}: $(tail -n 1 "$work/mkfs.erofs.log")" >&2
+		done
+	else
+		echo "fuzz.sh seeds: mkfs.erofs is not installed (erofs-utils): fuzz_erofs has no seeds" >&2
+	fi
 	du -sh fixtures/fuzz/* | sed 's/^/  /'
 	echo "seeds written to fixtures/fuzz/ ($(du -sk fixtures/fuzz | cut -f1) KiB)"
 }

@@ -6,10 +6,10 @@
 Prints "ok   RULE: ..." or "FAIL RULE: ..." for each rule, and exits 1 when one failed. The rules
 (issue 32; ../shared/docs/style.md draws the house):
 
-  rooms     the rooms exist (fcontexts, android, imgfmt, labeler/{cli,policy,engine,ext4,tree}),
+  rooms     the rooms exist (fcontexts, android, imgfmt, labeler/{cli,policy,engine,ext4,tree,erofs}),
             seapp/ does not, and labeler/ holds no source of its own outside its rooms
   includes  a file includes headers of its own room, or the one public header of a room below
-            it: cli -> policy -> ext4, tree -> engine -> android -> fcontexts; ext4 -> imgfmt
+            it: cli -> policy -> ext4, tree, erofs -> engine -> android -> fcontexts; ext4 -> imgfmt
   engine    nothing in labeler/engine/ names ext2fs, imgfmt or an ext4 function (in its text and
             in its objects' undefined symbols)
   circles   no circle of calls between object files (nm: A uses what B defines and B, through
@@ -37,6 +37,7 @@ ROOMS = {
     "engine": "labeler/engine",
     "ext4": "labeler/ext4",
     "tree": "labeler/tree",
+    "erofs": "labeler/erofs",
 }
 # the one public header of each room, as it is included (-Ifcontexts -Iandroid -Iimgfmt -Ilabeler)
 PUBLIC = {
@@ -47,13 +48,15 @@ PUBLIC = {
     "engine": "engine/engine.h",
     "ext4": "ext4/ext4.h",
     "tree": "tree/tree.h",
+    "erofs": "erofs/erofs.h",
 }
 # who may use whom, directly; a room may use every room below it (the closure)
 USES = {
     "cli": ["policy"],
-    "policy": ["ext4", "tree"],
+    "policy": ["ext4", "tree", "erofs"],
     "ext4": ["engine", "imgfmt"],
     "tree": ["engine"],
+    "erofs": ["engine"],
     "engine": ["android"],
     "android": ["fcontexts"],
     "fcontexts": [],
@@ -211,7 +214,7 @@ class Checker:
     def android(self):
         problems = []
         pat = re.compile(r'"/data|"/mnt/expand|packages\.list"|\bAID_')
-        for room in ("cli", "policy", "engine", "ext4", "tree"):
+        for room in ("cli", "policy", "engine", "ext4", "tree", "erofs"):
             for f in self.files(room):
                 for i, line in enumerate(strip_comments(self.read(f)).splitlines(), 1):
                     m = pat.search(line)

@@ -30,7 +30,7 @@ ASAN_SRC = os.path.join(ASAN, "src")
 TIMES = os.path.join(OUTBASE, "times.json")
 # the test programs the Makefile builds (TEST_BINS there): built sanitized too
 TEST_BINS = ["tests/oracle", "tests/fcunit", "tests/seappunit", "tests/engineunit",
-             "tests/fcdigest"]
+             "tests/fcdigest", "tests/erofscat"]
 
 # Not run sanitized: they check something a sanitized build cannot stand for (valgrind's own
 # view of the plain binary, the symbols of the plain binary) or build sanitized code themselves,

@@ -248,6 +248,24 @@ for p in system system_ext product vendor odm; do mkimg_q $I14/$p.img $R14/$p 16
 img2simg $I14/system.img sys14.simg && mv sys14.simg $I14/system.img || bad "img2simg"
 same "Android 14 from images (five, system.img sparse)" "--android-root $I14" "$EX14" \
 	"s|$I14/system.img:/system/|$R14/system/system/|; s|$I14/\([a-z_]*\)\.img:/|$R14/\1/|"
+# EROFS partition images (Android 13 on; AOSP builds them -zlz4hc with 256 KiB pclusters): the
+# same answers, the policy files read through fclabel's own EROFS reader
+if command -v mkfs.erofs >/dev/null 2>&1; then
+	E14=E14 EP=EP
+	mkdir -p $E14 $EP
+	for p in system system_ext product vendor odm; do
+		mkfs.erofs -zlz4hc -C262144 $E14/$p.img $R14/$p >/dev/null 2>&1 || bad "mkfs.erofs $p"
+	done
+	same "Android 14 from EROFS images (lz4hc)" "--android-root $E14" "$EX14" \
+		"s|$E14/system.img:/system/|$R14/system/system/|; s|$E14/\([a-z_]*\)\.img:/|$R14/\1/|"
+	taken "Android 14 EROFS images" "--android-root $E14" \
+		"/ = $E14/system.img (EROFS image, the system partition: system-as-root)" \
+		"read from $E14/system.img:/system/etc/selinux/plat_file_contexts"
+	mkfs.erofs -zlz4 $EP/system.img $RP/system >/dev/null 2>&1 || bad "mkfs.erofs RP system"
+	mkfs.erofs $EP/vendor.img $RP/vendor >/dev/null 2>&1 || bad "mkfs.erofs RP vendor"
+	same "Pixel 5 from EROFS images (symlinks followed inside them)" "--android-root $EP" "$EXP" \
+		"s|$EP/system.img:/|$RP/system/|; s|$EP/vendor.img:/|$RP/vendor/|"
+fi
 mkdir -p other && mv $I14/vendor.img other/vendor_a.img
 run novendor $F lookup --android-root $I14 /vendor/bin/sh
 expect_rc "Android 14 images without vendor.img: refused" 2

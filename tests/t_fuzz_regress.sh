@@ -11,7 +11,7 @@ pc() { pkg-config "$@" 2>/dev/null; }
 pcre_cflags=$(pc --cflags libpcre2-8)
 libs="$(pc --libs libpcre2-8 || echo -lpcre2-8) $(pc --libs nettle || echo -lnettle) $(pc --libs ext2fs com_err || echo -lext2fs -lcom_err)"
 pc --exists libsepol && libs="$libs $(pc --libs libsepol)" # labeler/policy/, when it is linked in
-libs="$libs -lz -lpthread"
+libs="$libs $(pc --libs liblz4 || echo -llz4) -lz -lpthread"
 
 # sanitizers, when this compiler has them
 printf 'int main(void){return 0;}\n' >"$OUT/probe.c"
@@ -48,7 +48,7 @@ tmo=""
 command -v timeout >/dev/null 2>&1 && tmo="timeout 900"
 
 harnesses=""
-for h in fuzz_parse fuzz_lookup_diff fuzz_image fuzz_sparse fuzz_seapp; do
+for h in fuzz_parse fuzz_lookup_diff fuzz_image fuzz_sparse fuzz_seapp fuzz_erofs; do
 	extra=""
 	if [ "$h" = fuzz_lookup_diff ]; then
 		if ! pc --exists libselinux; then

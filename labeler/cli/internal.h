@@ -10,6 +10,7 @@
 #include "fcontexts.h"
 #include "android.h"
 #include "engine/engine.h"
+#include "erofs/erofs.h"
 #include "ext4/ext4.h"
 #include "policy/policy.h"
 #include "tree/tree.h"

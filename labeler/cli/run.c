@@ -108,7 +108,7 @@ static int identify(struct run *c)
 			"only\n", c->cmd, qname(c->target));
 		return EXIT_USAGE;
 	}
-	if (c->tree)
+	if (c->tree || c->erofs) /* (EROFS: a volume name and shape are not read yet) */
 		return EXIT_OK;
 	(void)img_identify(c->target, &c->id); /* (one that cannot be read: img_open says why) */
 	if (ident_choose(c->cmd, c->target, &c->id, c->mp, c->force_mp, &mp) < 0)
@@ -148,7 +148,14 @@ static int image_packages(struct run *c)
 	}
 	const char *rel = PACKAGES_LIST + ml;
 	snprintf(name, sizeof(name), "%s:%s", c->target, rel);
-	if (c->tree) {
+	if (c->erofs) {
+		char ewhy[400];
+		if (erofs_read_file(c->ero, rel, &buf, &len, PACKAGES_MAX, ewhy, sizeof(ewhy))) {
+			fprintf(stderr, "fclabel %s: %s: cannot read %s in it (%s): give --packages "
+				"FILE\n", c->cmd, qname(c->target), rel, ewhy);
+			return -1;
+		}
+	} else if (c->tree) {
 		char full[4096];
 		struct stat st;
 		snprintf(full, sizeof(full), "%s%s", c->target, rel);
@@ -188,7 +195,13 @@ static int open_outputs(struct run *c)
 	run_report_head(c);
 	if (c->check && !c->json)
 		c->o.list = stdout;
-	if (!c->tree) {
+	if (c->erofs) {
+		char why[600];
+		if (erofs_open(c->target, &c->ero, why, sizeof(why))) {
+			fprintf(stderr, "fclabel %s: %s\n", c->cmd, why);
+			return -1;
+		}
+	} else if (!c->tree) {
 		bool rw = (c->self->needs & CMD_TARGET_RW) && c->o.mode == LM_LABEL;
 		if (img_open(&c->img, c->target, rw ? IMG_RW | c->imgflags : 0, &c->ip, c->cmd))
 			return -1;
@@ -201,7 +214,8 @@ static int open_outputs(struct run *c)
 		fprintf(stderr, "fclabel %s: out of memory\n", c->cmd);
 		return -1;
 	}
-	if (c->o.diff && !(c->tree ? dir_is_labeled(c->target) : image_is_labeled(&c->img))) {
+	if (c->o.diff && !(c->tree ? dir_is_labeled(c->target) : c->erofs ? erofs_is_labeled(c->ero)
+			   : image_is_labeled(&c->img))) {
 		fprintf(stderr, "fclabel %s: %s has no labels: labeling every file\n", c->cmd,
 			c->target);
 		c->o.diff = NULL;
@@ -212,7 +226,8 @@ static int open_outputs(struct run *c)
 static int walk(struct run *c, const struct label_opts *o, struct label_stats *st)
 {
 	return c->tree ? label_dir(c->target, c->pol.set, o, st)
-		       : ext4_label(&c->img, c->pol.set, o, st);
+	       : c->erofs ? erofs_label(c->ero, c->pol.set, o, st)
+			  : ext4_label(&c->img, c->pol.set, o, st);
 }
 
 /* relabel --verify: the full check, on what was just written (what it finds wrong: events of
@@ -247,7 +262,7 @@ static enum outcome outcome_of(const struct run *c, const struct label_stats *st
 		return OUT_DRY_RUN;
 	if (!rc && !st->interrupted)
 		return OUT_WRITTEN;
-	if (!c->tree && img_whole_or_nothing(&c->img))
+	if (c->erofs || (!c->tree && img_whole_or_nothing(&c->img)))
 		return OUT_NOTHING;
 	return st->written || st->digests_on_disk ? OUT_PARTIAL : OUT_NOTHING;
 }
@@ -313,6 +328,8 @@ static int finish(struct run *c, int status, enum outcome out)
 {
 	if (c->img_open)
 		img_close(&c->img, c->cmd);
+	erofs_close(c->ero);
+	c->ero = NULL;
 	status = run_report_close(c, status, out);
 	rpt_capture_stop();
 	for (size_t i = 0; i < c->o.nexcludes; i++)
@@ -350,7 +367,7 @@ static int device_data(struct run *c)
 {
 	char where[sizeof(c->digested_at)];
 
-	if (strcmp(c->o.mountpoint, ANDROID_DATA) || c->o.device || c->full_label)
+	if (strcmp(c->o.mountpoint, ANDROID_DATA) || c->o.device || c->full_label || c->erofs)
 		return EXIT_OK;
 	int rc = data_digested(c->target, c->tree, &c->ip, c->cmd, c->o.mountpoint, where,
 			       sizeof(where));
@@ -370,6 +387,25 @@ static int device_data(struct run *c)
 	fprintf(stderr, "fclabel %s: --as-device changes only what the device's next boot and "
 		"unlock would change, and keeps those levels (fclabel-label(1), AS THE DEVICE)\n",
 		c->cmd);
+	return EXIT_USAGE;
+}
+
+/*
+ * An EROFS image (its magic at byte 1024) is read-only by design: mkfs.erofs writes it whole
+ * and the kernel never changes it, so its labels come from `mkfs.erofs --file-contexts` when
+ * it is built. check and dry runs read it; label and relabel are refused before anything is
+ * opened for writing: EXIT_USAGE, the image untouched.
+ */
+static int erofs_target(struct run *c)
+{
+	int r;
+	if (c->tree || (r = erofs_probe(c->target)) <= 0)
+		return EXIT_OK; /* (one that cannot be read: the open says why) */
+	c->erofs = true;
+	if (c->check || c->o.mode == LM_DRYRUN)
+		return EXIT_OK;
+	fprintf(stderr, "fclabel %s: %s: %s; nothing written\n", c->cmd, qname(c->target),
+		EROFS_REFUSAL);
 	return EXIT_USAGE;
 }
 
@@ -405,6 +441,8 @@ int run_target(int argc, char **argv, const struct command *self, const struct c
 		return finish(&c, EXIT_USAGE, OUT_NOTHING);
 	if (r || run_check_target(&c) || run_resolve_output(&c))
 		return stop_early(&c, STAGE_ARGUMENTS, EXIT_USAGE);
+	if ((status = erofs_target(&c)) != EXIT_OK || label_stop_signal)
+		return stop_early(&c, STAGE_TARGET, status);
 	if ((status = identify(&c)) != EXIT_OK || label_stop_signal)
 		return stop_early(&c, STAGE_MOUNT_POINT, status);
 	if ((status = load_policies(&c)) != EXIT_OK || label_stop_signal)

@@ -127,6 +127,8 @@ struct run {
 	unsigned imgflags;
 	struct image img;
 	bool img_open;
+	bool erofs;              /* the image is EROFS (its magic): read-only, checked only */
+	struct erofs_img *ero;   /* ... opened */
 	struct rpt_file rpt; /* --json FILE */
 	bool json_head;    /* the report's first fields are written */
 	bool json_events;  /* ... and its events array opened */

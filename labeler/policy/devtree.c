@@ -2,7 +2,8 @@
  * The device's tree, as --android-root ROOT and --partition NAME=PATH describe it: what is
  * mounted at "/", "/system", "/system_ext", "/product", "/vendor" and "/odm". A partition is a
  * directory (a recovery's mount, an extracted image) or an ext4 image (raw, Android sparse, a
- * block device), opened read-only with a shared lock and never written. Paths are walked as the
+ * block device) or an EROFS image (Android's read-only partitions since Android 13), opened
+ * read-only (ext4 with a shared lock) and never written. Paths are walked as the
  * device's kernel walks them: symlinks are followed inside that tree ("/product" ->
  * "/system/product", "/odm/etc" -> "/vendor/odm/etc"), never into the machine fclabel runs on.
  * The files are read into memory: a recovery may have no writable /tmp.
@@ -90,6 +91,15 @@ static int src_open(struct ns *ns, struct src *s, char *path, const char *what, 
 		return -1;
 	}
 	s->image = true;
+	if (erofs_probe(path) == 1) {
+		char why[600];
+		if (erofs_open(path, &s->ero, why, sizeof(why))) {
+			fprintf(stderr, "fclabel %s: %s%s%s\n", ns->cmd, what, sep, why);
+			return -1;
+		}
+		s->open = true;
+		return 0;
+	}
 	if (img_open(&s->img, path, 0, &p, ns->cmd))
 		return -1;
 	s->open = true;
@@ -98,7 +108,9 @@ static int src_open(struct ns *ns, struct src *s, char *path, const char *what, 
 
 static void src_close(struct ns *ns, struct src *s)
 {
-	if (s->open && s->image)
+	if (s->open && s->ero)
+		erofs_close(s->ero);
+	else if (s->open && s->image)
 		img_close(&s->img, ns->cmd);
 	else if (s->open)
 		close(s->fd);
@@ -218,6 +230,29 @@ static errcode_t img_link(struct walk *w, ext2_filsys fs, ext2_ino_t ino,
 	return 0;
 }
 
+/* lookup() in an EROFS image (nids kept in the levels' 32-bit inode numbers: a nid past
+ * them, metadata beyond 128 GiB, is refused). */
+static errcode_t lookup_erofs(struct walk *w, const struct level *l, const char *name,
+			      size_t nlen, enum kind *kind, ext2_ino_t *ino)
+{
+	char why[400];
+	uint64_t nid;
+	unsigned m;
+	int e = erofs_find(l->src->ero, l->ino, name, nlen, &nid, &m, why, sizeof(why));
+	if (e == ENOENT || e == ENOTDIR)
+		return 0;
+	if (!e && nid > UINT32_MAX)
+		e = EOVERFLOW;
+	if (e)
+		return (errcode_t)e;
+	*ino = (ext2_ino_t)nid;
+	*kind = S_ISDIR(m) ? K_DIR : S_ISREG(m) ? K_FILE : S_ISLNK(m) ? K_LINK : K_OTHER;
+	if (*kind == K_LINK)
+		return (errcode_t)erofs_readlink(l->src->ero, nid, w->link, sizeof(w->link), why,
+						 sizeof(why));
+	return 0;
+}
+
 /* Looks name up in level l: its kind, and (an image) its inode, (a symlink) its target in
  * w->link. 0 (K_NONE when it is not there), or an errno / errcode_t. */
 static errcode_t lookup(struct walk *w, const struct level *l, const char *name, size_t nlen,
@@ -226,6 +261,8 @@ static errcode_t lookup(struct walk *w, const struct level *l, const char *name,
 	*kind = K_NONE;
 	if (!l->src->image)
 		return lookup_dir(w, l, name, nlen, kind);
+	if (l->src->ero)
+		return lookup_erofs(w, l, name, nlen, kind, ino);
 	ext2_filsys fs = l->src->img.fs;
 	struct ext2_inode_large inode;
 	errcode_t rc = ext2fs_lookup(fs, l->ino, name, (int)nlen, NULL, ino);
@@ -259,6 +296,12 @@ static errcode_t push(struct walk *w, struct src *src, ext2_ino_t ino, bool moun
 	return 0;
 }
 
+/* The root directory's inode of an image source (0 for a directory source). */
+static ext2_ino_t root_ino(const struct src *s)
+{
+	return !s || !s->image ? 0 : s->ero ? (ext2_ino_t)erofs_root_nid(s->ero) : EXT2_ROOT_INO;
+}
+
 /* The source mounted at "/name", if any. */
 static struct src *mount_at(struct ns *ns, const char *name, size_t nlen)
 {
@@ -290,7 +333,7 @@ errcode_t dt_resolve_in(struct ns *ns, struct src *top_src, struct walk *w, cons
 restart:
 	/* "/": the root source's root, or (no root) a level that holds only the mounts */
 	w->depth = 1;
-	w->lv[0] = (struct level){ top_src, top_src && top_src->image ? EXT2_ROOT_INO : 0, 0, 0 };
+	w->lv[0] = (struct level){ top_src, root_ino(top_src), 0, 0 };
 	*kind = K_DIR;
 	for (;;) {
 		while (*p == '/')
@@ -314,7 +357,7 @@ restart:
 		}
 		struct src *m = w->depth == 1 ? mount_at(ns, name, nlen) : NULL;
 		if (m) {
-			if ((rc = push(w, m, m->image ? EXT2_ROOT_INO : 0, true, name, nlen)))
+			if ((rc = push(w, m, root_ino(m), true, name, nlen)))
 				return rc;
 			continue;
 		}
@@ -450,6 +493,14 @@ int dt_read_in(struct ns *ns, struct src *top, const char *path, char **buf, siz
 			path);
 		return -1;
 	}
+	if (l.src->ero) {
+		char why[400];
+		int e = erofs_read_nid(l.src->ero, l.ino, buf, len, AROOT_MAX_FILE, why, sizeof(why));
+		if (e)
+			fprintf(stderr, "fclabel %s: %s: cannot read it: %s\n", ns->cmd, qname(*from),
+				why);
+		return e ? -1 : 0;
+	}
 	if (l.src->image) {
 		errcode_t e = img_read_ino(&l.src->img, l.ino, buf, len, AROOT_MAX_FILE);
 		if (e)
@@ -515,7 +566,15 @@ int dt_build(struct ns *ns, const struct aroot_args *a, int lock)
 	}
 	/* system-as-root: the system partition's root holds system/etc; the device mounts it at "/" */
 	struct src *sys = &ns->part[P_SYSTEM];
-	if (sys->open && sys->image) {
+	if (sys->open && sys->ero) {
+		char why[400];
+		uint64_t d1, d2;
+		unsigned m1, m2;
+		ns->sar = !erofs_find(sys->ero, erofs_root_nid(sys->ero), "system", 6, &d1, &m1, why,
+				      sizeof(why)) && S_ISDIR(m1) &&
+			  !erofs_find(sys->ero, d1, "etc", 3, &d2, &m2, why, sizeof(why)) &&
+			  S_ISDIR(m2);
+	} else if (sys->open && sys->image) {
 		ext2_ino_t d1, d2;
 		struct ext2_inode in1, in2;
 		ext2_filsys fs = sys->img.fs;
@@ -547,6 +606,8 @@ static const char *src_kind(const struct src *s)
 {
 	if (!s->image)
 		return s->empty ? "an empty directory: not mounted?" : "directory";
+	if (s->ero)
+		return "EROFS image";
 	return s->img.fmt == IMGFMT_RAW ? "raw image" : s->img.fmt == IMGFMT_SPARSE
 		? "Android sparse image" : "block device";
 }
@@ -601,6 +662,10 @@ errcode_t dt_list(const struct walk *w, const struct level *l, entry_fn fn, void
 
 	if (!l->src)
 		return 0; /* "/" with no root: only the mounts */
+	if (l->src->ero) {
+		char why[400];
+		return (errcode_t)erofs_list(l->src->ero, l->ino, fn, arg, why, sizeof(why));
+	}
 	if (l->src->image)
 		return ext2fs_dir_iterate2(l->src->img.fs, l->ino, 0, NULL, img_entry, &it);
 	const char *r = rel(w->inner + l->in_start, l->in_len, rb);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "policy.h"
+#include "erofs/erofs.h"
 #include "ext4/ext4.h"
 
 #define AROOT_MAX_FILE (256u << 20)
@@ -23,6 +24,7 @@ struct src {
 	bool empty;     /* a directory with nothing in it: a mount point with nothing mounted */
 	int fd;         /* a directory: an O_PATH descriptor */
 	struct image img;
+	struct erofs_img *ero; /* an EROFS image (image is true): read by erofs/, not img */
 	bool open;
 };
 

@@ -1,0 +1,142 @@
+/*
+ * A file's bytes, whatever its data layout: uncompressed (inode.c: flat, inline, chunked) or
+ * compressed (zdata.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+
+/* ino's bytes, whole, into a NUL-terminated malloc'd *buf: 0, or -1 with why. */
+static int read_whole(struct erofs_img *img, const struct erofs_inode *ino, char **buf,
+		      size_t *len, size_t max, char *why, size_t n)
+{
+	char w[300];
+	if (!S_ISREG(ino->mode) && !S_ISLNK(ino->mode)) {
+		snprintf(why, n, "not a regular file (mode 0%o)", ino->mode);
+		return -1;
+	}
+	if (ino->size > max) {
+		snprintf(why, n, "%llu bytes, more than the %zu it may have",
+			 (unsigned long long)ino->size, max);
+		return -1;
+	}
+	char *b = malloc((size_t)ino->size + 1);
+	if (!b) {
+		snprintf(why, n, "out of memory");
+		return -1;
+	}
+	bool z = ino->layout == EROFS_COMPRESSED_FULL || ino->layout == EROFS_COMPRESSED_COMPACT;
+	if (z ? erofs_zread(img, ino, (unsigned char *)b, w, sizeof(w))
+	      : erofs_pread(img, ino, 0, b, (size_t)ino->size, w, sizeof(w))) {
+		snprintf(why, n, "nid %llu: %s", (unsigned long long)ino->nid, w);
+		free(b);
+		return -1;
+	}
+	b[ino->size] = 0;
+	*buf = b;
+	*len = (size_t)ino->size;
+	return 0;
+}
+
+int erofs_read_file(struct erofs_img *img, const char *path, char **buf, size_t *len, size_t max,
+		    char *why, size_t n)
+{
+	struct erofs_inode ino;
+	*buf = NULL;
+	*len = 0;
+	if (erofs_lookup(img, path, &ino, why, n))
+		return -1;
+	if (!S_ISREG(ino.mode)) {
+		snprintf(why, n, "not a regular file (mode 0%o)", ino.mode);
+		return -1;
+	}
+	return read_whole(img, &ino, buf, len, max, why, n);
+}
+
+uint64_t erofs_root_nid(const struct erofs_img *img)
+{
+	return img->root_nid;
+}
+
+int erofs_find(struct erofs_img *img, uint64_t dir, const char *name, size_t nlen,
+	       uint64_t *nid, unsigned *mode, char *why, size_t n)
+{
+	struct erofs_inode ino;
+	struct erofs_dir d;
+	const char *en;
+	size_t el;
+	int r;
+	if (erofs_inode_read(img, dir, &ino, why, n))
+		return EUCLEAN;
+	if (!S_ISDIR(ino.mode))
+		return ENOTDIR;
+	erofs_dir_open(&d, &ino);
+	while ((r = erofs_dir_next(img, &d, nid, &en, &el, why, n)) > 0)
+		if (el == nlen && !memcmp(en, name, nlen))
+			break;
+	if (r <= 0)
+		return r ? EUCLEAN : ENOENT;
+	if (erofs_inode_read(img, *nid, &ino, why, n))
+		return EUCLEAN;
+	*mode = ino.mode;
+	return 0;
+}
+
+int erofs_readlink(struct erofs_img *img, uint64_t nid, char *buf, size_t cap, char *why,
+		   size_t n)
+{
+	struct erofs_inode ino;
+	char *b;
+	size_t len;
+	if (erofs_inode_read(img, nid, &ino, why, n))
+		return EUCLEAN;
+	if (!S_ISLNK(ino.mode))
+		return EINVAL;
+	if (ino.size >= cap)
+		return ENAMETOOLONG;
+	if (read_whole(img, &ino, &b, &len, cap - 1, why, n))
+		return EUCLEAN;
+	memcpy(buf, b, len + 1);
+	free(b);
+	return 0;
+}
+
+int erofs_read_nid(struct erofs_img *img, uint64_t nid, char **buf, size_t *len, size_t max,
+		   char *why, size_t n)
+{
+	struct erofs_inode ino;
+	*buf = NULL;
+	*len = 0;
+	if (erofs_inode_read(img, nid, &ino, why, n))
+		return -1;
+	if (!S_ISREG(ino.mode)) {
+		snprintf(why, n, "not a regular file (mode 0%o)", ino.mode);
+		return -1;
+	}
+	return read_whole(img, &ino, buf, len, max, why, n);
+}
+
+int erofs_list(struct erofs_img *img, uint64_t dir, bool (*fn)(const char *name, size_t nlen,
+							     void *arg),
+	       void *arg, char *why, size_t n)
+{
+	struct erofs_inode ino;
+	struct erofs_dir d;
+	const char *en;
+	size_t el;
+	uint64_t nid;
+	int r;
+	if (erofs_inode_read(img, dir, &ino, why, n))
+		return EUCLEAN;
+	if (!S_ISDIR(ino.mode))
+		return ENOTDIR;
+	erofs_dir_open(&d, &ino);
+	while ((r = erofs_dir_next(img, &d, &nid, &en, &el, why, n)) > 0)
+		if (fn(en, el, arg))
+			break;
+	return r < 0 ? EUCLEAN : 0;
+}
