@@ -203,6 +203,9 @@ static const char *fc_refusal(const struct rec *r, const char *path, const char 
 		if (*p <= ' ' || *p == 0x7f)
 			return "its label holds whitespace or a control byte, which a file_contexts "
 			       "context (one word) cannot hold";
+		else if (*p > 0x7f)
+			return "its label holds a byte past ASCII, which libselinux refuses in a "
+			       "file_contexts line";
 	if (!strcmp(label, "<<none>>"))
 		return "its label is the word <<none>>, which file_contexts reads as no label";
 	return NULL;
@@ -210,12 +213,15 @@ static const char *fc_refusal(const struct rec *r, const char *path, const char 
 
 /*
  * The path as an exact regex. `.^$?*+|[({` get a backslash. What else PCRE2 or the line reader
- * would take for something else (a backslash, `)`, `]`, `}`, whitespace and control bytes) is
- * written as a class of that one character ("[\\]", "[)]", "[]]", "[}]", "[\x20]"), not as
+ * would take for something else (a backslash, `)`, `]`, `}`, whitespace, control bytes, bytes
+ * past ASCII) is written as a class of that one character ("[\\]", "[)]", "[]]", "[}]",
+ * "[\x20]"), not as
  * "\)" or "\x20": libselinux 3.4 (and fclabel, which gives its answers) take a spec's first
  * component, when it holds none of `.^$?*+|[({`, as a literal stem compared with the path's as a
  * string, so "/a\)b/c" would never be tried for "/a)b/c"; a class holds '[', so the stem is not
- * taken. Bytes from 0x80 up are written as they are (PCRE2 without UTF matches them as bytes).
+ * taken. Bytes from 0x80 up are written so too ("[\xc3]"): libselinux refuses a file_contexts
+ * line with a byte past ASCII (fclabel too, as it), and PCRE2 without UTF, as both compile,
+ * matches \xc3 as that byte.
  */
 static void write_regex(FILE *f, const char *path)
 {
@@ -227,7 +233,7 @@ static void write_regex(FILE *f, const char *path)
 			fputs("[\\\\]", f);
 		else if (c == ')' || c == ']' || c == '}')
 			fprintf(f, "[%c]", c);
-		else if (c <= ' ' || c == 0x7f)
+		else if (c <= ' ' || c >= 0x7f)
 			fprintf(f, "[\\x%02x]", c);
 		else
 			fputc(c, f);
