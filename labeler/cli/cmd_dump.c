@@ -22,8 +22,8 @@ static const char *const usage[] = {
 	"",
 	"Every path of IMAGE (or the tree at DIR), sorted by path (byte order), a line each:",
 	"path, mode (octal), uid, gid and label ('-' for none), tab-separated.",
-	"--format file_contexts writes one exact spec per path, with its file type, that gives",
-	"every label back (fclabel label -S FILE, mkfs.erofs --file-contexts=FILE).",
+	"--format file_contexts writes one exact spec per path, with its file type, from which",
+	"fclabel label (or mkfs.erofs) gives every file its label back, byte for byte.",
 	NULL
 };
 
@@ -37,7 +37,9 @@ static const struct cli_opt options[] = {
 		"text (the default), json, or file_contexts: exact, regex-escaped specs, one per "
 		"path, that give each file its label (<<none>> when it has none)"),
 	RUN_OPT_CROSS_MOUNTS,
-	RUN_OPT_THREADS,
+	OPT_ARG('T', "threads", RO_THREADS, "N",
+		"DIR: walk it with N threads (default: one per CPU, up to 8); the listing is the "
+		"same"),
 	RUN_OPT_LOCK,
 	OPT_HELP,
 	OPT_END
