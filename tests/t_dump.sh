@@ -12,6 +12,9 @@
 #   lost+found, which only the image has).
 # - mkfs.erofs --file-contexts with the dump's file_contexts (libselinux reads it), mounted (root,
 #   and a kernel with EROFS: else skipped, saying why): its dump is the image's.
+# - Odd names at the top (a parenthesis, a space, a backslash, a tab, control bytes, UTF-8 and
+#   bytes that are not, brackets, braces, ^ $ | ? * +), where libselinux reads a literal stem:
+#   the round trip, and mkfs.erofs, give every label back.
 # - A name with a newline: --format file_contexts exits 2 naming it, writing nothing; the text
 #   form quotes it.
 . "${TOP:-$(cd "$(dirname "$0")/.." && pwd)}/tests/imglib.sh"
@@ -192,14 +195,14 @@ run json2 "$FCLABEL" dump --format json labeled.img
 expect_eq "--format json is --json" "$(cmp -s json.out json2.out && echo same)" same
 
 # ---- the round trip --------------------------------------------------------------------------
-roundtrip() { # WHAT MKE2FS-ARGS... (with $MP: -a)
+roundtrip() { # WHAT (with $MP: -a; $PLAIN: the unlabeled image, default plain.img; fc: the policy)
 	_w=$1
-	cp plain.img rt-src.img
+	cp "${PLAIN:-plain.img}" rt-src.img
 	run rtl "$FCLABEL" label rt-src.img -S fc ${MP:+-a "$MP"}
 	run rtd1 "$FCLABEL" dump rt-src.img ${MP:+-a "$MP"}
 	run rtfc "$FCLABEL" dump --format file_contexts rt-src.img ${MP:+-a "$MP"}
 	expect_rc "$_w: dump --format file_contexts" 0
-	cp plain.img rt-dst.img
+	cp "${PLAIN:-plain.img}" rt-dst.img
 	run rtl2 "$FCLABEL" label rt-dst.img -S "$OUT/rtfc.out" ${MP:+-a "$MP"}
 	expect_rc "$_w: fclabel label of a fresh copy with the dump's file_contexts" 0
 	run rtd2 "$FCLABEL" dump rt-dst.img ${MP:+-a "$MP"}
@@ -263,26 +266,61 @@ tree_dump
 [ -n "$LIVE_MOUNTED" ] && umount live
 
 # ---- mkfs.erofs --file-contexts (libselinux's reading of the same file) --------------------------
-erofs_dump() {
+erofs_dump() { # WHAT TREE DUMP: mkfs.erofs of TREE with rtfc.out gives DUMP's labels
 	command -v mkfs.erofs >/dev/null 2>&1 || { echo "(mkfs.erofs: skipped: not installed, Debian package erofs-utils)"; return; }
 	[ "$(id -u)" = 0 ] || { echo "(mkfs.erofs: skipped: reading its labels back takes a mount, and root)"; return; }
 	rm -f e.img
-	run mkerofs mkfs.erofs --file-contexts="$OUT/rtfc.out" e.img tree
+	run mkerofs mkfs.erofs --file-contexts="$OUT/rtfc.out" e.img "$2"
 	[ "$rc" = 0 ] || { bad "mkfs.erofs --file-contexts with the dump's file_contexts: $(tail -n 2 mkerofs.err | tr '\n' '|')"; return; }
 	mkdir -p em
 	mount -t erofs -o loop,ro e.img em 2>mount.err ||
 		{ echo "(mkfs.erofs: its labels not read back: mount -t erofs does not work here: $(head -n 1 mount.err))"; return; }
 	run ed "$FCLABEL" dump em
 	umount em
-	grep -v '^/lost+found	' dump.out >img.nolf2
+	grep -v '^/lost+found	' "$3" >img.nolf2
 	if [ -s ed.out ] && cmp -s img.nolf2 ed.out; then
-		ok "mkfs.erofs --file-contexts with the dump's file_contexts gives every label back ($(wc -l <ed.out) paths)"
+		ok "$1: mkfs.erofs --file-contexts with the dump's file_contexts gives every label back ($(wc -l <ed.out) paths)"
 	else
-		bad "mkfs.erofs's labels differ from the image's: $(diff img.nolf2 ed.out | head -n 6 | tr '\n' '|')"
+		bad "$1: mkfs.erofs's labels differ from the image's: $(diff img.nolf2 ed.out | head -n 6 | tr '\n' '|')"
 	fi
 }
 MP= roundtrip "at / (for mkfs.erofs)"
-erofs_dump
+erofs_dump "the tree" tree dump.out
+
+# ---- odd names at the top, where libselinux's stem rule reads them --------------------------------
+# (a spec's first component without .^$?*+|[({ is a literal stem, compared with the path's as a
+# string: an escape there other than of those would make the spec match nothing)
+rm -rf odd && mkdir odd
+"$PY" - odd <<'PYEOF'
+import os, sys
+root = sys.argv[1].encode()
+names = [b"x)y", b"sp ace", b"b\\s", b"tab\tname", b"ctl\x01", "\u00fc".encode(), b"\xff\xfe",
+         b"dot.", b"{}", b"]", b"a|b", b"^c$", b"#hash", b"-lead", b"q?", b"st*r", b"pl+s", b"(p)",
+         b"[k]", b"del\x7f", b"\\x41"]
+for n in names:
+    os.mkdir(os.path.join(root, n))
+    for p in (os.path.join(root, n, n), os.path.join(root, n + b".f")):
+        with open(p, "wb") as f:
+            f.write(n)
+PYEOF
+cat >fc.odd <<'FCEOF'
+/.*			system_u:object_r:default_t:s0
+/			system_u:object_r:root_t:s0
+/[a-m].*		system_u:object_r:am_t:s0
+/.*/.*			system_u:object_r:deep_t:s0
+/.*\.f		--	system_u:object_r:dotf_t:s0
+FCEOF
+if mkimg odd.img odd 4M -t ext4; then
+	cp fc fc.keep
+	cp fc.odd fc
+	PLAIN=odd.img MP= roundtrip "odd names at the top"
+	cp fc.keep fc
+	run oddd "$FCLABEL" dump rt-src.img
+	# 21 names, each a directory with a file in it and a file beside it; the root, lost+found
+	expect_eq "odd names: every path listed" "$(grep -c '' oddd.out)" 65
+	expect_eq "odd names: every path labeled" "$(grep -c '	-$' oddd.out)" 0
+	erofs_dump "odd names" odd oddd.out
+fi
 
 # ---- what file_contexts cannot say -----------------------------------------------------------
 rm -rf nl && mkdir -p nl
