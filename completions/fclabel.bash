@@ -6,7 +6,7 @@
 # The option lists are those of each command's --help; tests/t_install.sh checks that they match
 # (options, and which of them take an argument).
 
-_fclabel_commands="label check relabel diff lookup explain"
+_fclabel_commands="label check relabel dump diff lookup explain"
 
 _fclabel_opts_label="-S --file-contexts --android-root --partition -a --mount-point -n --dry-run -e --exclude -v --verbose
 	--json --strict --force --base-only -z --undo -o --output --no-sync --atomic --in-place --no-crash-safety --policy --cross-mounts
@@ -26,6 +26,9 @@ _fclabel_opts_relabel="--from --to --android-root --partition -a --mount-point -
 	--seapp --from-seapp --packages --digests --full-label --data-data-ignore --lock --force-mount-point -h --help"
 _fclabel_args_relabel="--from --to --android-root --partition -a --mount-point -e --exclude --json -z --undo -o --output
 	--policy --seapp --from-seapp --packages"
+
+_fclabel_opts_dump="-a --mount-point --force-mount-point --json --format --cross-mounts -T --threads --lock -h --help"
+_fclabel_args_dump="-a --mount-point --format -T --threads"
 
 _fclabel_opts_diff="--android-root --partition --old-root --old-partition --json --base-only -h --help"
 _fclabel_args_diff="--android-root --partition --old-root --old-partition"
@@ -102,6 +105,7 @@ _fclabel()
 				[[ none == "$cur"* ]] && COMPREPLY+=(none)
 				;;
 			-m | --mode) COMPREPLY=($(compgen -W "f d l c b p s" -- "$cur")) ;;
+			--format) COMPREPLY=($(compgen -W "text json file_contexts" -- "$cur")) ;;
 			--android-root | --old-root)
 				compopt -o filenames 2>/dev/null
 				mapfile -t COMPREPLY < <(compgen -d -- "$cur")
@@ -123,7 +127,7 @@ _fclabel()
 		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
 		return 0
 	fi
-	# operands: IMAGE or DIR (label, check, relabel), OLD_FC NEW_FC (diff), PATH (lookup, explain)
+	# operands: IMAGE or DIR (label, check, relabel, dump), OLD_FC NEW_FC (diff), PATH (lookup, explain)
 	case $cmd in
 	diff) _fclabel_files "$cur" 1 ;;
 	*) _fclabel_files "$cur" 0 ;;

@@ -39,6 +39,7 @@ struct command {
 int cmd_label(int argc, char **argv, const struct command *self);
 int cmd_check(int argc, char **argv, const struct command *self);
 int cmd_relabel(int argc, char **argv, const struct command *self);
+int cmd_dump(int argc, char **argv, const struct command *self);
 int cmd_diff(int argc, char **argv, const struct command *self);
 int cmd_lookup(int argc, char **argv, const struct command *self);
 int cmd_explain(int argc, char **argv, const struct command *self);

@@ -33,6 +33,8 @@ static const struct command commands[] = {
 	  "list the files of an image whose label differs (read-only)" },
 	{ "relabel", cmd_relabel, CMD_TARGET_RW | CMD_REPORT,
 	  "after a policy change, relabel only what the change reaches" },
+	{ "dump", cmd_dump, CMD_TARGET_RO,
+	  "list every file of an image or a tree: path, mode, owner, label (read-only)" },
 	{ "diff", cmd_diff, 0, "what changed between two file_contexts versions" },
 	{ "lookup", cmd_lookup, 0, "print the context file_contexts gives paths" },
 	{ "explain", cmd_explain, 0, "every spec that matches a path, and which one decides" },

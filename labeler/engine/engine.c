@@ -494,6 +494,34 @@ static int shadow_enter(struct run *r, const struct label_file *f,
 	return dev_push(r, below ? below : ANDROID_WALK_NONE);
 }
 
+/*
+ * dump: the file and its label as the target stores it, handed to the caller, who sorts and
+ * writes them (the engine prints nothing of it). A label that cannot be read is a warning and an
+ * error, and the file is not handed on: a listing that said "-" there would be a wrong one, and
+ * a file_contexts made from it would strip the label.
+ */
+static int dump_file(struct run *r, const struct label_file *f)
+{
+	const char *cur = NULL;
+	size_t len = 0;
+	char why[512];
+
+	r->st->scanned++;
+	if (r->src->get(r->src->arg, f, &cur, &len, why, sizeof(why))) {
+		rpt_walk_warn(r, f->path, why);
+		return 0;
+	}
+	if (r->o->dump(r->o->dump_arg, f, cur, len))
+		return -1;
+	if (S_ISDIR(f->mode) && f->encrypted) {
+		r->st->encrypted++;
+		return 1;
+	}
+	if (S_ISDIR(f->mode))
+		r->st->dirs++;
+	return 0;
+}
+
 /* One file, as the target's walk met it. */
 static int visit_file(struct run *r, const struct label_file *f)
 {
@@ -504,6 +532,8 @@ static int visit_file(struct run *r, const struct label_file *f)
 	if (label_stop_signal || r->refused || r->read_only || r->stop || !target_between(r))
 		return -1;
 
+	if (o->mode == LM_DUMP)
+		return dump_file(r, f);
 	r->entry_wrong = false;
 	r->entry_verified = false;
 	if (o->nexcludes && label_excluded(o, f->path, f->pathlen)) {

@@ -29,7 +29,9 @@ void policy_origins_free(struct policy_origins *pf);
 /* (report.c) The JSON report's   "policy_files": [...],\n when there are any. */
 void policy_origins_json(FILE *f, const struct policy_origin *v, size_t n);
 /* ---- engine.c ---- */
-enum label_mode { LM_LABEL, LM_DRYRUN, LM_CHECK, LM_RELABEL /* only to image_command */ };
+/* LM_DUMP: no policy, nothing written; each file is handed to label_opts.dump with its label. */
+enum label_mode { LM_LABEL, LM_DRYRUN, LM_CHECK, LM_RELABEL /* only to image_command */, LM_DUMP };
+struct label_file;
 struct label_opts {
 	enum label_mode mode;
 	const char *cmd;
@@ -66,6 +68,12 @@ struct label_opts {
 	const struct policy_origin *policy_files; /* --android-root: the files the policy is from,
 						 * for the JSON report */
 	size_t npolicy_files;
+	/* LM_DUMP: called for every file the walk meets (root first, every name of a hard-linked
+	 * file), with its label as stored (NULL when it has none; len bytes, a trailing NUL
+	 * included when stored with one). Non-zero stops the walk (out of memory). Encrypted
+	 * directories are listed, not entered: their names are ciphertext, no path. */
+	int (*dump)(void *arg, const struct label_file *f, const char *label, size_t len);
+	void *dump_arg;
 };
 struct label_stats {
 	unsigned long scanned, changed, unchanged, nolabel, conflicts, errors, warnings;
@@ -115,6 +123,7 @@ struct label_file {
 	const struct fc_result *res; /* the lookup of path and mode, made by the walk (NULL: the
 				      * engine looks it up), and what fc_lookup returned */
 	int res_rc;
+	unsigned uid, gid;         /* the owner (for dump; every walk fills them) */
 };
 /* What a write gave: LSET_ERROR and LSET_NOSPACE (nothing left on it: a free block or space)
  * leave the file as it was, and count as errors; LSET_READONLY (a read-only file system) and

@@ -32,6 +32,8 @@ static struct label_file file_of(const struct walk_entry *e)
 		f.mode = e->inode->i_mode;
 		f.nlink = e->inode->i_links_count;
 		f.encrypted = (e->inode->i_flags & EXT4_ENCRYPT_FL) != 0;
+		f.uid = inode_uid(*e->inode);
+		f.gid = inode_gid(*e->inode);
 	} else {
 		f.mode = LINUX_S_IFDIR; /* (a directory being left) */
 		f.nlink = 1;

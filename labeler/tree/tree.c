@@ -162,7 +162,7 @@ static void leave_dir(struct tree *t, struct label_run *run, const struct frame 
 	t->path[f->pathlen] = 0;
 	t->pathlen = f->pathlen;
 	struct label_file lf = { t->path, t->pathlen, S_IFDIR, 1, f->dev, f->ino, &h, false, NULL,
-				 0 };
+				 0, 0, 0 };
 	label_leave(run, &lf);
 }
 
@@ -267,7 +267,8 @@ static long visit_root(struct tree *t, struct label_run *run, int *fd, struct st
 	}
 	t->rootdev = sb->st_dev;
 	struct label_file lf = { t->path, t->pathlen, sb->st_mode, sb->st_nlink, sb->st_dev,
-				 sb->st_ino, &h, tree_encrypted(&h), NULL, 0 };
+				 sb->st_ino, &h, tree_encrypted(&h), NULL, 0, sb->st_uid,
+				 sb->st_gid };
 	int r = label_visit(run, &lf);
 	if (r != 0) {
 		close(h.fd);
@@ -311,7 +312,7 @@ static long tree_walk(void *arg, struct label_run *run)
 			continue;
 		struct label_file lf = { t->path, t->pathlen, sb.st_mode, sb.st_nlink, sb.st_dev,
 					 sb.st_ino, &h, S_ISDIR(sb.st_mode) && tree_encrypted(&h),
-					 NULL, 0 };
+					 NULL, 0, sb.st_uid, sb.st_gid };
 		r = label_visit(run, &lf);
 		if (r < 0) {
 			close(h.fd);

@@ -56,6 +56,7 @@ struct ahead {
 	uint32_t val, vlen;  /* ... its label (a NUL after it), or the warning */
 	unsigned mode;
 	unsigned long nlink;
+	unsigned uid, gid;
 	uint64_t dev, ino;
 	int lrc;             /* fc_lookup's return */
 	struct fc_result res;
@@ -336,9 +337,12 @@ static int by_name(struct worker *w, struct unit *u, const char *name, size_t nl
 		return ENOMEM;
 	a->mode = sb->st_mode;
 	a->nlink = sb->st_nlink;
+	a->uid = sb->st_uid;
+	a->gid = sb->st_gid;
 	a->dev = sb->st_dev;
 	a->ino = sb->st_ino;
-	a->lrc = fc_lookup(w->p->t->set, w->path, sb->st_mode, &a->res);
+	/* (dump walks with no policy: nothing to look up) */
+	a->lrc = w->p->t->set ? fc_lookup(w->p->t->set, w->path, sb->st_mode, &a->res) : 0;
 	int e = tree_read_label_at(u->fd, name, &w->val, &w->valcap, &len);
 	if (e == ENOSYS || e == ENOENT) {
 		u->nrec--; /* ENOENT: removed since the listing */
@@ -433,11 +437,13 @@ static int prep_entry(struct worker *w, struct unit *u, const char *name, unsign
 	size_t i = (size_t)(a - u->recs);
 	a->mode = sb.st_mode;
 	a->nlink = sb.st_nlink;
+	a->uid = sb.st_uid;
+	a->gid = sb.st_gid;
 	a->dev = sb.st_dev;
 	a->ino = sb.st_ino;
 	a->opath = h.opath;
 	a->encrypted = S_ISDIR(sb.st_mode) && tree_encrypted(&h);
-	a->lrc = fc_lookup(p->t->set, w->path, sb.st_mode, &a->res);
+	a->lrc = p->t->set ? fc_lookup(p->t->set, w->path, sb.st_mode, &a->res) : 0;
 	if (read_and_write(w, u, a, &h)) {
 		close(h.fd);
 		return ENOMEM;
@@ -724,7 +730,7 @@ static void leave(struct tree *t, struct label_run *run, const struct unit *u)
 	t->path[u->pathlen] = 0;
 	t->pathlen = u->pathlen;
 	struct label_file lf = { t->path, t->pathlen, S_IFDIR, 1, u->dev, u->ino,
-				 u->fd >= 0 ? &h : NULL, false, NULL, 0 };
+				 u->fd >= 0 ? &h : NULL, false, NULL, 0, 0, 0 };
 	label_leave(run, &lf);
 }
 
@@ -756,7 +762,7 @@ static long hand(struct tree *t, struct label_run *run, struct ahead *a)
 	}
 	struct handle h = { .fd = -1, .opath = a->opath, .ahead = a };
 	struct label_file lf = { t->path, t->pathlen, a->mode, a->nlink, a->dev, a->ino, &h,
-				 a->encrypted, &a->res, a->lrc };
+				 a->encrypted, &a->res, a->lrc, a->uid, a->gid };
 	int r = label_visit(run, &lf);
 	if (r < 0)
 		return ENOMEM;
