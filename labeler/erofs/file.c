@@ -42,6 +42,17 @@ static int read_whole(struct erofs_img *img, const struct erofs_inode *ino, char
 	return 0;
 }
 
+/* A regular file's whole data (what erofs_read_file and erofs_read_nid found). */
+static int read_regular(struct erofs_img *img, const struct erofs_inode *ino, char **buf,
+			size_t *len, size_t max, char *why, size_t n)
+{
+	if (!S_ISREG(ino->mode)) {
+		snprintf(why, n, "not a regular file (mode 0%o)", ino->mode);
+		return -1;
+	}
+	return read_whole(img, ino, buf, len, max, why, n);
+}
+
 int erofs_read_file(struct erofs_img *img, const char *path, char **buf, size_t *len, size_t max,
 		    char *why, size_t n)
 {
@@ -50,11 +61,7 @@ int erofs_read_file(struct erofs_img *img, const char *path, char **buf, size_t 
 	*len = 0;
 	if (erofs_lookup(img, path, &ino, why, n))
 		return -1;
-	if (!S_ISREG(ino.mode)) {
-		snprintf(why, n, "not a regular file (mode 0%o)", ino.mode);
-		return -1;
-	}
-	return read_whole(img, &ino, buf, len, max, why, n);
+	return read_regular(img, &ino, buf, len, max, why, n);
 }
 
 uint64_t erofs_root_nid(const struct erofs_img *img)
@@ -113,11 +120,7 @@ int erofs_read_nid(struct erofs_img *img, uint64_t nid, char **buf, size_t *len,
 	*len = 0;
 	if (erofs_inode_read(img, nid, &ino, why, n))
 		return -1;
-	if (!S_ISREG(ino.mode)) {
-		snprintf(why, n, "not a regular file (mode 0%o)", ino.mode);
-		return -1;
-	}
-	return read_whole(img, &ino, buf, len, max, why, n);
+	return read_regular(img, &ino, buf, len, max, why, n);
 }
 
 int erofs_list(struct erofs_img *img, uint64_t dir, bool (*fn)(const char *name, size_t nlen,
