@@ -384,6 +384,23 @@ static int dump_options(struct dumpargs *a, int argc, char **argv)
 /* Walks the target into d: 0, or the exit status after saying why. A tree with no -a is listed
  * as the root of what it holds (as -a /): a listing names no file on this system. An image
  * takes its own mount point as label does (identify.c), and refuses an -a it contradicts. */
+/* An EROFS image: its files as the image holds them (a volume's mount point is not read from
+ * it yet: without -a it is listed from "/"). */
+static int dump_erofs(struct dumpargs *a, struct label_stats *st)
+{
+	struct erofs_img *ero;
+	char why[512];
+	int rc;
+
+	if (erofs_open(a->target, &ero, why, sizeof(why))) {
+		fprintf(stderr, "fclabel dump: %s\n", why);
+		return EXIT_USAGE;
+	}
+	rc = erofs_label(ero, NULL, &a->o, st);
+	erofs_close(ero);
+	return rc ? EXIT_USAGE : EXIT_OK;
+}
+
 static int dump_walk(struct dumpargs *a, struct label_stats *st)
 {
 	struct img_identity id = { 0 };
@@ -394,6 +411,8 @@ static int dump_walk(struct dumpargs *a, struct label_stats *st)
 	a->o.mountpoint = a->mp ? a->mp : "";
 	if (a->tree)
 		return label_dir(a->target, NULL, &a->o, st) ? EXIT_USAGE : EXIT_OK;
+	if (erofs_probe(a->target) > 0)
+		return dump_erofs(a, st);
 	(void)img_identify(a->target, &id); /* (one that cannot be read: img_open says why) */
 	if (ident_choose("dump", a->target, &id, a->mp, a->force_mp, &mp) < 0) {
 		ident_free(&id);

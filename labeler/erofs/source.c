@@ -28,6 +28,8 @@ static struct label_file file_of(const struct erofs_entry *e)
 	if (e->ino) {
 		f.mode = e->ino->mode;
 		f.nlink = e->ino->nlink;
+		f.uid = e->ino->uid;
+		f.gid = e->ino->gid;
 	} else {
 		f.mode = S_IFDIR; /* (a directory being left) */
 		f.nlink = 1;
