@@ -24,7 +24,8 @@ PCRE_LIBS   = $(shell $(PKG_CONFIG) --libs libpcre2-8 2>/dev/null || echo -lpcre
 # SHA-1 of the directory digests (fcontexts/digest.c)
 NETTLE_LIBS = $(shell $(PKG_CONFIG) --libs nettle 2>/dev/null || echo -lnettle)
 FC_LIBS     = $(PCRE_LIBS) $(NETTLE_LIBS)
-E2_LIBS     = $(shell $(PKG_CONFIG) --libs ext2fs com_err 2>/dev/null || echo -lext2fs -lcom_err)
+# (libblkid reads the partition tables of disk images: imgfmt/table.c)
+E2_LIBS     = $(shell $(PKG_CONFIG) --libs ext2fs com_err blkid 2>/dev/null || echo -lext2fs -lcom_err -lblkid)
 SEL_LIBS    = $(shell $(PKG_CONFIG) --libs libselinux 2>/dev/null || echo -lselinux)
 SEPOL_LIBS  = $(shell $(PKG_CONFIG) --libs libsepol 2>/dev/null || echo -lsepol)
 

@@ -96,6 +96,25 @@ static int check_covered(struct run *c)
 	return EXIT_DIFFERS;
 }
 
+/* A disk image: the partition the run works on (ext4/part.c), before anything reads it; and
+ * where it lies, said once, so that the run's summary is read as that partition's. */
+static int choose_part(struct run *c)
+{
+	const struct img_part *w = &c->ip.where;
+
+	if (c->tree)
+		return EXIT_OK;
+	c->ip.root = c->mp && !*c->mp;
+	if (img_choose_part(c->cmd, c->target, &c->ip))
+		return EXIT_USAGE;
+	if (w->set)
+		fprintf(stderr, "fclabel %s: %s: partition %d%s%s%s (bytes %llu to %llu)\n", c->cmd,
+			qname(c->target), w->number, *w->name ? " (\"" : "", w->name,
+			*w->name ? "\")" : "", (unsigned long long)w->offset,
+			(unsigned long long)(w->offset + w->size));
+	return EXIT_OK;
+}
+
 /* What an image says of itself (identify.c), before the mount point is used: a contradicting -a
  * is refused, and without -a the image's own is taken. A live tree says nothing: its path is
  * the one it has. */
@@ -110,7 +129,7 @@ static int identify(struct run *c)
 	}
 	if (c->tree)
 		return EXIT_OK;
-	(void)img_identify(c->target, &c->id); /* (one that cannot be read: img_open says why) */
+	(void)img_identify(c->target, &c->ip.where, &c->id); /* (one that cannot be read: img_open says why) */
 	if (ident_choose(c->cmd, c->target, &c->id, c->mp, c->force_mp, &mp) < 0)
 		return EXIT_USAGE;
 	if (!mp)
@@ -405,6 +424,8 @@ int run_target(int argc, char **argv, const struct command *self, const struct c
 		return finish(&c, EXIT_USAGE, OUT_NOTHING);
 	if (r || run_check_target(&c) || run_resolve_output(&c))
 		return stop_early(&c, STAGE_ARGUMENTS, EXIT_USAGE);
+	if ((status = choose_part(&c)) != EXIT_OK || label_stop_signal)
+		return stop_early(&c, STAGE_TARGET, status);
 	if ((status = identify(&c)) != EXIT_OK || label_stop_signal)
 		return stop_early(&c, STAGE_MOUNT_POINT, status);
 	if ((status = load_policies(&c)) != EXIT_OK || label_stop_signal)
