@@ -174,11 +174,12 @@ struct imgfmt_table {
 errcode_t imgfmt_partitions(const char *path, enum img_format fmt, struct imgfmt_table *t,
 			    char *why, size_t n);
 void imgfmt_table_free(struct imgfmt_table *t);
-/* One partition (size bytes from offset) read and written as a whole image through the format's
- * manager inner (set before ext2fs_open2, like the tracked manager's inner one): no byte outside
- * it is read or written. */
+/* One partition (size bytes from offset) of the disk image at path image, read and written as a
+ * whole image through the format's manager inner (set before ext2fs_open2, like the tracked
+ * manager's inner one): no byte outside it is read or written. Any other file opened through it
+ * (an undo file) is opened by inner, whole. */
 extern io_manager imgfmt_part_manager;
-void imgfmt_set_part(io_manager inner, uint64_t offset, uint64_t size);
+void imgfmt_set_part(io_manager inner, const char *image, uint64_t offset, uint64_t size);
 /* The channel below a partition's (ch itself when it is not one). */
 io_channel imgfmt_part_lower(io_channel ch);
 

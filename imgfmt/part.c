@@ -20,9 +20,12 @@
 
 static io_manager next_inner;
 static uint64_t next_off, next_len;
+static char *next_name;
 
-void imgfmt_set_part(io_manager inner, uint64_t offset, uint64_t size)
+void imgfmt_set_part(io_manager inner, const char *image, uint64_t offset, uint64_t size)
 {
+	free(next_name);
+	next_name = image ? strdup(image) : NULL;
 	next_inner = inner;
 	next_off = offset;
 	next_len = size;
@@ -59,6 +62,14 @@ static errcode_t pt_open(const char *name, int flags, io_channel *channel)
 	if (!next_inner) {
 		rc = EXT2_ET_INVALID_ARGUMENT;
 		goto fail;
+	}
+	/* any other file opened through it (undo_io opens its undo file through the manager below
+	 * it) is that file whole, from its first byte */
+	if (!next_name || strcmp(name, next_name)) {
+		free(ch->name);
+		free(ch);
+		free(p);
+		return next_inner->open(name, flags, channel);
 	}
 	if ((rc = next_inner->open(name, flags, &p->in)))
 		goto fail;

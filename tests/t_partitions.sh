@@ -104,6 +104,15 @@ outside_same "two partitions: --part home" two.img two.orig 43008 16384
 extract two.img 43008 16384 two.p3
 fsck_clean two.p3 "two partitions: home after label"
 expect_eq "two partitions: home labeled" "$(label_of two.p3 /etc/passwd)" "system_u:object_r:etc_t:s0"
+# -z: the undo file is a plain file (not moved by the partition's offset); e2undo -o replays it
+cp two.orig undo.img
+run undo "$FCLABEL" label undo.img -S fc --part 3 --in-place -z undo.e2undo
+expect_rc "two partitions: label -z" 0
+if e2undo -o $((43008 * 512)) undo.e2undo undo.img >e2undo.log 2>&1 && cmp -s undo.img two.orig; then
+	ok "two partitions: e2undo -o OFFSET gives the disk back byte for byte"
+else
+	bad "two partitions: e2undo did not give the disk back: $(tail -n 2 e2undo.log | tr '\n' '|')"
+fi
 run bynum "$FCLABEL" check two.img -S fc --part 3
 expect_rc "two partitions: check --part by number" 0
 run rootcheck "$FCLABEL" check two.img -S fc --part 2

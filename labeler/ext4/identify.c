@@ -272,7 +272,7 @@ errcode_t img_identify(const char *path, const struct img_part *part, struct img
 	io_manager io = fmt == IMGFMT_SPARSE ? imgfmt_sparse_manager : unix_io_manager;
 	/* (a partition of a disk image: its range only) */
 	if (part && part->set) {
-		imgfmt_set_part(io, part->offset, part->size);
+		imgfmt_set_part(io, path, part->offset, part->size);
 		io = imgfmt_part_manager;
 	}
 	if (!rc)

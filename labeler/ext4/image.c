@@ -178,7 +178,7 @@ static int choose_manager(struct image *img, const char *name, bool rw, const st
 	 * (undo_io's records, the tracked manager, the overlay and its journal) sees the file
 	 * system alone, and nothing reaches outside its range (part.c) */
 	if (p && p->where.set) {
-		imgfmt_set_part(*io, p->where.offset, p->where.size);
+		imgfmt_set_part(*io, name, p->where.offset, p->where.size);
 		*io = imgfmt_part_manager;
 	}
 	if (rw && p && p->undo && img->fmt != IMGFMT_SPARSE) {
