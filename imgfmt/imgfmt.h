@@ -167,6 +167,7 @@ struct imgfmt_part {
 };
 struct imgfmt_table {
 	char kind[8];        /* "gpt", "dos" */
+	bool bad_gpt;        /* (no table read) a protective MBR names a GPT libblkid cannot read */
 	uint64_t disk_size;  /* bytes */
 	size_t n;
 	struct imgfmt_part *p;

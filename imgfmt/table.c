@@ -143,8 +143,16 @@ errcode_t imgfmt_partitions(const char *path, enum img_format fmt, struct imgfmt
 	blkid_partlist ls = blkid_probe_get_partitions(pr);
 	blkid_parttable tab = ls ? blkid_partlist_get_table(ls) : NULL;
 	int np = ls ? blkid_partlist_numof_partitions(ls) : 0;
-	if (!tab || np <= 0)
-		goto out; /* no table, or an empty one: a disk as before */
+	if (!tab || np <= 0) {
+		/* no table, or an empty one: a disk as before; but a protective MBR (an entry of type
+		 * 0xee, and the boot signature) with no GPT libblkid reads is a GPT damaged or cut
+		 * short, whose header says the disk is longer than it is */
+		unsigned char mbr[512];
+		bool got = ch ? !read_at(ch, 0, mbr, sizeof(mbr)) : ic_pread_all(fd, mbr, sizeof(mbr), 0);
+		for (int e = 0; got && !tab && e < 4 && mbr[510] == 0x55 && mbr[511] == 0xaa; e++)
+			t->bad_gpt |= mbr[446 + 16 * e + 4] == 0xee;
+		goto out;
+	}
 	snprintf(t->kind, sizeof(t->kind), "%s", blkid_parttable_get_type(tab) ?: "?");
 	if (!(t->p = calloc((size_t)np, sizeof(*t->p)))) {
 		rc = EXT2_ET_NO_MEMORY;

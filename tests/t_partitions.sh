@@ -113,8 +113,11 @@ if e2undo -o $((43008 * 512)) undo.e2undo undo.img >e2undo.log 2>&1 && cmp -s un
 else
 	bad "two partitions: e2undo did not give the disk back: $(tail -n 2 e2undo.log | tr '\n' '|')"
 fi
-run bynum "$FCLABEL" check two.img -S fc --part 3
+run bynum "$FCLABEL" check two.img -S fc --part 3 --json bynum.json
 expect_rc "two partitions: check --part by number" 0
+expect_match "two partitions: the report names the partition" "$(tr -d ' \n' <bynum.json)" \
+	'*"partition":{"number":3,"name":"home","offset":22020096,"size":8388608}*'
+expect_match "two partitions: the report is valid" "$(reports_valid bynum.json)" "*1 reports, 0 bad*"
 run rootcheck "$FCLABEL" check two.img -S fc --part 2
 expect_rc "two partitions: check of the root (not labeled yet)" 1
 cp two.img two.mid
@@ -189,6 +192,16 @@ run past2 "$FCLABEL" label past.img -S fc
 expect_rc "... with no --part too" 2
 if cmp -s past.img past.orig; then ok "past the end: the disk untouched"
 else bad "past the end: the disk changed"; fi
+# a GPT cut short: libblkid reads no GPT there (its header says the disk is longer); refused,
+# saying so
+cp two.orig gptshort.img
+truncate -s 28M gptshort.img
+cp gptshort.img gptshort.orig
+run gptshort "$FCLABEL" label gptshort.img -S fc --part 2
+expect_rc "a GPT disk cut short refused" 2
+expect_match "... saying why" "$(cat gptshort.err)" "*GPT*cut short*"
+if cmp -s gptshort.img gptshort.orig; then ok "GPT cut short: the disk untouched"
+else bad "GPT cut short: the disk changed"; fi
 # a file system bigger than its partition
 rm -f small.img && truncate -s 24M small.img
 printf 'label: dos\nstart=2048, size=16384, type=83\n' | sfdisk -q small.img >/dev/null 2>&1

@@ -135,6 +135,12 @@ int img_choose_part(const char *cmd, const char *name, struct img_params *p)
 		fprintf(stderr, "fclabel %s: %s: %s\n", cmd, qname(name), why);
 		return -1;
 	}
+	if (!t.n && t.bad_gpt) {
+		fprintf(stderr, "fclabel %s: %s: its protective MBR says it holds a GPT, but no GPT "
+			"can be read there (damaged, or the disk was cut short: its header puts the "
+			"end of the disk past the end of the file); refusing it\n", cmd, qname(name));
+		goto out;
+	}
 	if (!t.n) {
 		if (!p->part)
 			return 0; /* a file system as before */
