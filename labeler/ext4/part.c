@@ -127,8 +127,12 @@ int img_choose_part(const char *cmd, const char *name, struct img_params *p)
 	int r = -1;
 
 	memset(&p->where, 0, sizeof(p->where));
-	/* (an image that cannot be read is img_open's to say) */
-	if (imgfmt_detect(name, &fmt, why, sizeof(why)))
+	/* (an image that cannot be read is img_open's to say; this look is not the run's own
+	 * reading of it, so FCLABEL_FAULT's Nth I/O stays the run's Nth) */
+	imgfmt_fault_hold(true);
+	errcode_t drc = imgfmt_detect(name, &fmt, why, sizeof(why));
+	imgfmt_fault_hold(false);
+	if (drc)
 		return p->part ? (fprintf(stderr, "fclabel %s: %s: %s\n", cmd, qname(name), why), -1)
 			       : 0;
 	if (imgfmt_partitions(name, fmt, &t, why, sizeof(why))) {
