@@ -10,25 +10,25 @@ _fclabel_commands="label check relabel dump diff lookup explain"
 
 _fclabel_opts_label="-S --file-contexts --android-root --partition -a --mount-point -n --dry-run -e --exclude -v --verbose
 	--json --strict --force --base-only -z --undo -o --output --no-sync --atomic --in-place --no-crash-safety --policy --cross-mounts
-	--seapp --packages --digests --as-device --ignore-digests --full-label --data-data-ignore --lock -T --threads --force-mount-point
+	--seapp --packages --digests --as-device --ignore-digests --full-label --data-data-ignore --lock -T --threads --force-mount-point --part
 	-h --help"
-_fclabel_args_label="-S --file-contexts --android-root --partition -a --mount-point -e --exclude --json -z --undo
+_fclabel_args_label="-S --file-contexts --android-root --partition -a --mount-point --part -e --exclude --json -z --undo
 	-o --output --policy --seapp --packages -T --threads"
 
 _fclabel_opts_check="-S --file-contexts --android-root --partition -a --mount-point -e --exclude --json --base-only --policy
 	--cross-mounts -v --verbose --seapp --packages --digests --as-device --ignore-digests --data-data-ignore --lock
-	-T --threads --force-mount-point -h --help"
-_fclabel_args_check="-S --file-contexts --android-root --partition -a --mount-point -e --exclude --json --policy --seapp
+	-T --threads --force-mount-point --part -h --help"
+_fclabel_args_check="-S --file-contexts --android-root --partition -a --mount-point --part -e --exclude --json --policy --seapp
 	--packages -T --threads"
 
 _fclabel_opts_relabel="--from --to --android-root --partition -a --mount-point -e --exclude -v --verbose --plan --verify
 	--json --force --base-only -z --undo -o --output --no-sync --atomic --in-place --no-crash-safety --policy --cross-mounts
-	--seapp --from-seapp --packages --digests --full-label --data-data-ignore --lock --force-mount-point -h --help"
-_fclabel_args_relabel="--from --to --android-root --partition -a --mount-point -e --exclude --json -z --undo -o --output
+	--seapp --from-seapp --packages --digests --full-label --data-data-ignore --lock --force-mount-point --part -h --help"
+_fclabel_args_relabel="--from --to --android-root --partition -a --mount-point --part -e --exclude --json -z --undo -o --output
 	--policy --seapp --from-seapp --packages"
 
-_fclabel_opts_dump="-a --mount-point --force-mount-point --json --format --cross-mounts -T --threads --lock -h --help"
-_fclabel_args_dump="-a --mount-point --format -T --threads"
+_fclabel_opts_dump="-a --mount-point --force-mount-point --json --format --cross-mounts -T --threads --lock --part -h --help"
+_fclabel_args_dump="-a --mount-point --format -T --threads --part"
 
 _fclabel_opts_diff="--android-root --partition --old-root --old-partition --json --base-only -h --help"
 _fclabel_args_diff="--android-root --partition --old-root --old-partition"

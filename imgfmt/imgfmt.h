@@ -151,6 +151,40 @@ struct imgfmt_replay {
 errcode_t imgfmt_journal_replay(struct imgfmt_journal *j, imgfmt_replay_put put, void *arg,
 				struct imgfmt_replay *st, char *why, size_t n);
 
+/*
+ * Disk images (table.c, part.c). The partition table of a GPT or MBR disk image, raw or Android
+ * sparse, read with libblkid: t->n is 0 when there is none (or the image holds a file system
+ * from byte 0, which is read as before). On error, why says what.
+ */
+struct imgfmt_part {
+	int number;          /* as the table numbers it, from 1 */
+	char name[80];       /* the GPT partition name, "" when none */
+	char type[40];       /* the GPT type GUID in lower case, or the MBR type ("0x83") */
+	uint64_t start, size; /* bytes */
+	bool inside;         /* whether it lies inside the disk */
+	bool ext;            /* whether an ext2/3/4 superblock is there */
+	bool erofs;          /* ... or an EROFS one (read by labeler/erofs/, not through io) */
+	uint64_t fs_bytes;   /* ... and the size its file system says it has */
+};
+struct imgfmt_table {
+	char kind[8];        /* "gpt", "dos" */
+	bool bad_gpt;        /* (no table read) a protective MBR names a GPT libblkid cannot read */
+	uint64_t disk_size;  /* bytes */
+	size_t n;
+	struct imgfmt_part *p;
+};
+errcode_t imgfmt_partitions(const char *path, enum img_format fmt, struct imgfmt_table *t,
+			    char *why, size_t n);
+void imgfmt_table_free(struct imgfmt_table *t);
+/* One partition (size bytes from offset) of the disk image at path image, read and written as a
+ * whole image through the format's manager inner (set before ext2fs_open2, like the tracked
+ * manager's inner one): no byte outside it is read or written. Any other file opened through it
+ * (an undo file) is opened by inner, whole. */
+extern io_manager imgfmt_part_manager;
+void imgfmt_set_part(io_manager inner, const char *image, uint64_t offset, uint64_t size);
+/* The channel below a partition's (ch itself when it is not one). */
+io_channel imgfmt_part_lower(io_channel ch);
+
 /* Why the last open failed, when it was the image format's fault (chunk and offset). */
 const char *imgfmt_error(void);
 

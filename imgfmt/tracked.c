@@ -213,7 +213,8 @@ fail:
 
 io_channel imgfmt_inner_channel(io_channel ch)
 {
-	return ch && ch->manager == imgfmt_tracked_manager ? inner_of(ch) : ch;
+	/* (through a partition's channel too: the format's own is below it) */
+	return imgfmt_part_lower(ch && ch->manager == imgfmt_tracked_manager ? inner_of(ch) : ch);
 }
 
 static errcode_t tr_close(io_channel ch)

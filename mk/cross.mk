@@ -18,7 +18,7 @@ CROSS_TRIPLE_arm64 := aarch64-linux-gnu
 CROSS_TRIPLE_armhf := arm-linux-gnueabihf
 CROSS_CFLAGS       ?= -O2
 CROSS_LDFLAGS      ?=
-CROSS_LIBS         := ext2fs com_err pcre2-8 nettle sepol lz4 z
+CROSS_LIBS         := ext2fs com_err blkid pcre2-8 nettle sepol lz4 z
 CROSS_SRCS         := $(FC_SRCS) $(IF_SRCS) $(AN_SRCS) $(LB_SRCS)
 CROSS_HDRS         := $(HDRS)
 

@@ -9,7 +9,7 @@ CC=${CC:-cc}
 command -v "$CC" >/dev/null 2>&1 || skip "no C compiler ($CC)"
 pc() { pkg-config "$@" 2>/dev/null; }
 pcre_cflags=$(pc --cflags libpcre2-8)
-libs="$(pc --libs libpcre2-8 || echo -lpcre2-8) $(pc --libs nettle || echo -lnettle) $(pc --libs ext2fs com_err || echo -lext2fs -lcom_err)"
+libs="$(pc --libs libpcre2-8 || echo -lpcre2-8) $(pc --libs nettle || echo -lnettle) $(pc --libs ext2fs com_err blkid || echo -lext2fs -lcom_err -lblkid)"
 pc --exists libsepol && libs="$libs $(pc --libs libsepol)" # labeler/policy/, when it is linked in
 libs="$libs $(pc --libs liblz4 || echo -llz4) -lz -lpthread"
 

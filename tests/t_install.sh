@@ -237,7 +237,7 @@ expect_match "fclabel --version: linked dynamically" "$v" "*linked statically: n
 
 # ---- make static ------------------------------------------------------------------------------------
 have="" missing=""
-for l in ext2fs com_err pcre2-8 nettle sepol lz4 z; do
+for l in ext2fs com_err blkid pcre2-8 nettle sepol lz4 z; do
 	case $(cc -print-file-name="lib$l.a") in
 	/*) have="$have lib$l" ;;
 	*) missing="$missing lib$l" ;;
@@ -248,7 +248,7 @@ have=${have# } missing=${missing# }
 [ -n "$missing" ] || missing=none
 if [ -z "$have" ]; then
 	[ "$fails" -eq 0 ] || finish
-	skip "make static not tried: no static archive of libext2fs, libcom_err, libpcre2-8, libnettle, libsepol or libz (Debian: libext2fs-dev comerr-dev libpcre2-dev nettle-dev libsepol-dev zlib1g-dev)"
+	skip "make static not tried: no static archive of libext2fs, libcom_err, libblkid, libpcre2-8, libnettle, libsepol or libz (Debian: libext2fs-dev comerr-dev libblkid-dev libpcre2-dev nettle-dev libsepol-dev zlib1g-dev)"
 fi
 if make -s static >"$OUT/static.log" 2>&1; then ok "make static"; else
 	bad "make static failed: $(tail -n 5 "$OUT/static.log" | tr '\n' '|')"; finish; fi

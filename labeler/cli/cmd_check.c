@@ -16,6 +16,7 @@ static const struct cli_opt options[] = {
 	RUN_OPT_ANDROID_ROOT,
 	OPT_PARTITION(POPT_PARTITION),
 	RUN_OPT_MOUNT_POINT,
+	RUN_OPT_PART,
 	RUN_OPT_FORCE_MOUNT_POINT,
 	OPT_ARG('e', "exclude", RO_EXCLUDE, "PATH",
 		"leave PATH and everything below it out (repeatable)"),

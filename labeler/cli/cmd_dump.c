@@ -18,7 +18,7 @@
 static const char *const usage[] = {
 	"fclabel dump IMAGE|DIR [-a MOUNTPOINT [--force-mount-point]] [--json]",
 	"                   [--format text|json|file_contexts] [--cross-mounts] [-T N]",
-	"                   [--lock[=yes|no|nonblock]]",
+	"                   [--lock[=yes|no|nonblock]] [--part N|NAME]",
 	"",
 	"Every path of IMAGE (or the tree at DIR), sorted by path (byte order), a line each:",
 	"path, mode (octal), uid, gid and label ('-' for none), tab-separated.",
@@ -27,7 +27,7 @@ static const char *const usage[] = {
 	NULL
 };
 
-enum { D_JSON = RO_DATA_DATA_IGNORE + 1, D_FORMAT };
+enum { D_JSON = RO_END_, D_FORMAT };
 
 static const struct cli_opt options[] = {
 	RUN_OPT_MOUNT_POINT,
@@ -41,6 +41,7 @@ static const struct cli_opt options[] = {
 		"DIR: walk it with N threads (default: one per CPU, up to 8); the listing is the "
 		"same"),
 	RUN_OPT_LOCK,
+	RUN_OPT_PART,
 	OPT_HELP,
 	OPT_END
 };
@@ -334,6 +335,7 @@ static int dump_options(struct dumpargs *a, int argc, char **argv)
 			}
 			break;
 		case RO_CROSS_MOUNTS: a->o.cross_mounts = true; break;
+		case RO_PART: a->ip.part = optarg; break;
 		case RO_THREADS:
 			errno = 0;
 			n = strtoul(optarg, &end, 10);
@@ -373,6 +375,11 @@ static int dump_options(struct dumpargs *a, int argc, char **argv)
 			"images only\n", qname(a->target));
 		return -1;
 	}
+	if (a->tree && a->ip.part) {
+		fprintf(stderr, "fclabel dump: %s is a directory: --part applies to disk images "
+			"only\n", qname(a->target));
+		return -1;
+	}
 	if (!a->tree && (a->o.cross_mounts || a->o.threads)) {
 		fprintf(stderr, "fclabel dump: %s is an image: %s applies to a directory only\n",
 			qname(a->target), a->o.cross_mounts ? "--cross-mounts" : "-T");
@@ -392,7 +399,8 @@ static int dump_erofs(struct dumpargs *a, struct label_stats *st)
 	char why[512];
 	int rc;
 
-	if (erofs_open(a->target, &ero, why, sizeof(why))) {
+	if (erofs_open_range(a->target, a->ip.where.offset, a->ip.where.size, &ero, why,
+			     sizeof(why))) {
 		fprintf(stderr, "fclabel dump: %s\n", why);
 		return EXIT_USAGE;
 	}
@@ -411,9 +419,15 @@ static int dump_walk(struct dumpargs *a, struct label_stats *st)
 	a->o.mountpoint = a->mp ? a->mp : "";
 	if (a->tree)
 		return label_dir(a->target, NULL, &a->o, st) ? EXIT_USAGE : EXIT_OK;
-	if (erofs_probe(a->target) > 0)
+	a->ip.root = a->mp && !*a->mp;
+	if (img_choose_part("dump", a->target, &a->ip))
+		return EXIT_USAGE;
+	if (a->ip.where.set)
+		part_say("dump", a->target, &a->ip.where);
+	if (a->ip.where.set ? a->ip.where.erofs : erofs_probe(a->target) > 0)
 		return dump_erofs(a, st);
-	(void)img_identify(a->target, &id); /* (one that cannot be read: img_open says why) */
+	(void)img_identify(a->target, &a->ip.where, &id); /* (one that cannot be read: img_open
+							    * says why) */
 	if (ident_choose("dump", a->target, &id, a->mp, a->force_mp, &mp) < 0) {
 		ident_free(&id);
 		return EXIT_USAGE;

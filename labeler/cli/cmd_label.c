@@ -20,6 +20,7 @@ static const struct cli_opt options[] = {
 	RUN_OPT_ANDROID_ROOT,
 	OPT_PARTITION(POPT_PARTITION),
 	RUN_OPT_MOUNT_POINT,
+	RUN_OPT_PART,
 	RUN_OPT_FORCE_MOUNT_POINT,
 	OPT_FLAG('n', "dry-run", RO_DRY_RUN,
 		 "change nothing; count (and with -v list) what would change"),

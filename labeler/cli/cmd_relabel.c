@@ -28,6 +28,7 @@ static const struct cli_opt options[] = {
 		"-a /data or with --packages (the new ones), found in ROOT as the device finds them"),
 	OPT_PARTITION(POPT_PARTITION),
 	RUN_OPT_MOUNT_POINT,
+	RUN_OPT_PART,
 	RUN_OPT_FORCE_MOUNT_POINT,
 	RUN_OPT_EXCLUDE,
 	RUN_OPT_VERBOSE,

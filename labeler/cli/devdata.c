@@ -85,7 +85,7 @@ static int image_digested(const char *target, const struct img_params *ip, const
 			  const char *mp, char *where, size_t n)
 {
 	struct image img;
-	struct img_params p = { .lock = ip->lock };
+	struct img_params p = { .lock = ip->lock, .where = ip->where };
 	errcode_t rc;
 
 	if (img_open(&img, target, 0, &p, cmd))

@@ -18,7 +18,7 @@
 #define FCLABEL_STATIC_LIBS ""
 #endif
 #ifndef FCLABEL_SHARED_LIBS
-#define FCLABEL_SHARED_LIBS "libext2fs libcom_err libpcre2-8 libnettle libsepol libz libc"
+#define FCLABEL_SHARED_LIBS "libext2fs libcom_err libblkid libpcre2-8 libnettle libsepol libz libc"
 #endif
 /* What the binary runs on (the compiler's -dumpmachine): the Makefile, mk/install.mk and
  * mk/cross.mk define it. */

@@ -96,6 +96,30 @@ static int check_covered(struct run *c)
 	return EXIT_DIFFERS;
 }
 
+/* A disk image: the partition the run works on (ext4/part.c), before anything reads it; and
+ * where it lies, said once, so that the run's summary is read as that partition's. */
+static int choose_part(struct run *c)
+{
+	const struct img_part *w = &c->ip.where;
+
+	if (c->tree)
+		return EXIT_OK;
+	c->ip.root = c->mp && !*c->mp;
+	if (img_choose_part(c->cmd, c->target, &c->ip))
+		return EXIT_USAGE;
+	if (w->set)
+		part_say(c->cmd, c->target, w);
+	return EXIT_OK;
+}
+
+void part_say(const char *cmd, const char *target, const struct img_part *w)
+{
+	fprintf(stderr, "fclabel %s: %s: partition %d%s%s%s (bytes %llu to %llu%s)\n", cmd,
+		qname(target), w->number, *w->name ? " (\"" : "", w->name, *w->name ? "\")" : "",
+		(unsigned long long)w->offset, (unsigned long long)(w->offset + w->size),
+		w->erofs ? ", EROFS" : "");
+}
+
 /* What an image says of itself (identify.c), before the mount point is used: a contradicting -a
  * is refused, and without -a the image's own is taken. A live tree says nothing: its path is
  * the one it has. */
@@ -110,7 +134,7 @@ static int identify(struct run *c)
 	}
 	if (c->tree || c->erofs) /* (EROFS: a volume name and shape are not read yet) */
 		return EXIT_OK;
-	(void)img_identify(c->target, &c->id); /* (one that cannot be read: img_open says why) */
+	(void)img_identify(c->target, &c->ip.where, &c->id); /* (one that cannot be read: img_open says why) */
 	if (ident_choose(c->cmd, c->target, &c->id, c->mp, c->force_mp, &mp) < 0)
 		return EXIT_USAGE;
 	if (!mp)
@@ -197,7 +221,8 @@ static int open_outputs(struct run *c)
 		c->o.list = stdout;
 	if (c->erofs) {
 		char why[600];
-		if (erofs_open(c->target, &c->ero, why, sizeof(why))) {
+		if (erofs_open_range(c->target, c->ip.where.offset, c->ip.where.size, &c->ero, why,
+				     sizeof(why))) {
 			fprintf(stderr, "fclabel %s: %s\n", c->cmd, why);
 			return -1;
 		}
@@ -399,7 +424,9 @@ static int device_data(struct run *c)
 static int erofs_target(struct run *c)
 {
 	int r;
-	if (c->tree || (r = erofs_probe(c->target)) <= 0)
+	if (c->tree)
+		return EXIT_OK;
+	if (c->ip.where.set ? !c->ip.where.erofs : (r = erofs_probe(c->target)) <= 0)
 		return EXIT_OK; /* (one that cannot be read: the open says why) */
 	c->erofs = true;
 	if (c->check || c->o.mode == LM_DRYRUN)
@@ -441,6 +468,8 @@ int run_target(int argc, char **argv, const struct command *self, const struct c
 		return finish(&c, EXIT_USAGE, OUT_NOTHING);
 	if (r || run_check_target(&c) || run_resolve_output(&c))
 		return stop_early(&c, STAGE_ARGUMENTS, EXIT_USAGE);
+	if ((status = choose_part(&c)) != EXIT_OK || label_stop_signal)
+		return stop_early(&c, STAGE_TARGET, status);
 	if ((status = erofs_target(&c)) != EXIT_OK || label_stop_signal)
 		return stop_early(&c, STAGE_TARGET, status);
 	if ((status = identify(&c)) != EXIT_OK || label_stop_signal)

@@ -8,6 +8,8 @@
 enum run_kind { RUN_LABEL, RUN_CHECK, RUN_RELABEL };
 
 /* label, check and relabel: the command's table is run by the shared flow (run.c). */
+/* "fclabel CMD: TARGET: partition 2 ("root") (bytes A to B)": where a run works, said once. */
+void part_say(const char *cmd, const char *target, const struct img_part *w);
 int run_target(int argc, char **argv, const struct command *self, const struct cli_spec *spec,
 	       enum run_kind kind);
 
@@ -18,7 +20,7 @@ enum {
 	RO_JSON, RO_STRICT, RO_FORCE, RO_POLICY, RO_FROM, RO_THREADS, RO_PLAN, RO_VERIFY,
 	RO_UNDO, RO_OUTPUT, RO_NO_SYNC, RO_CROSS_MOUNTS, RO_ATOMIC, RO_IN_PLACE,
 	RO_NO_CRASH_SAFETY, RO_FROM_SEAPP, RO_DIGESTS, RO_LOCK, RO_AS_DEVICE, RO_IGNORE_DIGESTS,
-	RO_FULL_LABEL, RO_DATA_DATA_IGNORE,
+	RO_FULL_LABEL, RO_DATA_DATA_IGNORE, RO_PART, RO_END_,
 };
 
 /* The options whose help two or three of the commands share, typed here once. */
@@ -29,6 +31,10 @@ enum {
 #define RUN_OPT_FORCE_MOUNT_POINT                                                                  \
 	OPT_FLAG(0, "force-mount-point", RO_FORCE_MOUNT_POINT,                                     \
 		 "-a even where the image says it is mounted elsewhere")
+#define RUN_OPT_PART                                                                               \
+	OPT_ARG(0, "part", RO_PART, "N|NAME",                                                      \
+		"a GPT or MBR disk image: work on partition N (or the GPT partition NAME); "      \
+		"default: the only one holding an ext2/3/4 file system")
 #define RUN_OPT_EXCLUDE                                                                            \
 	OPT_ARG('e', "exclude", RO_EXCLUDE, "PATH",                                                \
 		"leave PATH and everything below it alone (repeatable)")

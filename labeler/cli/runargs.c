@@ -138,6 +138,7 @@ static int take_option(struct run *c, int id, const char *arg)
 	case RO_VERIFY: c->verify = true; break;
 	case RO_UNDO: c->ip.undo = arg; break;
 	case RO_OUTPUT: c->ip.output = arg; break;
+	case RO_PART: c->ip.part = arg; break;
 	case RO_NO_SYNC: c->ip.no_sync = true; break;
 	case RO_ATOMIC: c->ip.replace = REPLACE_ALWAYS; break;
 	case RO_IN_PLACE: c->ip.replace = REPLACE_NEVER; break;
@@ -270,9 +271,10 @@ int run_check_target(struct run *c)
 	const struct img_params *ip = &c->ip;
 
 	if (c->tree && (ip->undo || ip->output || ip->no_sync || ip->replace || ip->unsafe ||
-			(c->imgflags & IMG_FORCE))) {
+			ip->part || (c->imgflags & IMG_FORCE))) {
 		fprintf(stderr, "fclabel %s: %s is a directory: %s applies to images only\n", c->cmd,
-			c->target, ip->undo ? "-z" : ip->output ? "-o" : ip->no_sync ? "--no-sync"
+			c->target, ip->part ? "--part" : ip->undo ? "-z" : ip->output ? "-o"
+			: ip->no_sync ? "--no-sync"
 			: ip->replace == REPLACE_ALWAYS ? "--atomic" : ip->replace ? "--in-place"
 			: ip->unsafe ? "--no-crash-safety" : "--force");
 		return -1;

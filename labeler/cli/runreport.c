@@ -22,6 +22,10 @@ void run_report_head(struct run *c)
 		.mode = c->check ? "check" : c->o.mode == LM_DRYRUN ? "dry-run" : "label",
 		.target = c->target,
 		.tree = c->tree,
+		.part_number = c->ip.where.set ? c->ip.where.number : 0,
+		.part_name = c->ip.where.name,
+		.part_offset = c->ip.where.offset,
+		.part_size = c->ip.where.size,
 		.policy = c->o.policy_files,
 		.npolicy = c->o.npolicy_files,
 	};

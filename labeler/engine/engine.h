@@ -227,6 +227,9 @@ struct rpt_run {
 	const char *mode;    /* "label", "check", "dry-run" */
 	const char *target;  /* NULL: not given (the arguments were bad) */
 	bool tree;           /* a live tree, not an image */
+	int part_number;     /* a partition of a disk image (0: none): its number, */
+	const char *part_name; /* ... GPT name ("" when none) and bytes */
+	unsigned long long part_offset, part_size;
 	const struct policy_origin *policy;
 	size_t npolicy;
 };

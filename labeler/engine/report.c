@@ -496,6 +496,11 @@ void rpt_head(FILE *j, const struct rpt_run *h)
 		fputs("null", j);
 	fprintf(j, ",\n  \"target_kind\": %s,\n",
 		!h->target ? "null" : h->tree ? "\"tree\"" : "\"image\"");
+	if (h->part_number) {
+		fprintf(j, "  \"partition\": {\"number\": %d, \"name\": ", h->part_number);
+		rpt_json_str(j, h->part_name ? h->part_name : "");
+		fprintf(j, ", \"offset\": %llu, \"size\": %llu},\n", h->part_offset, h->part_size);
+	}
 	policy_origins_json(j, h->policy, h->npolicy);
 }
 

@@ -23,6 +23,10 @@ int erofs_probe(const char *path);
 /* Opens the image read-only and checks its superblock: 0, or -1 with why (naming the image)
  * in why. */
 int erofs_open(const char *path, struct erofs_img **out, char *why, size_t n);
+/* ... the EROFS file system len bytes long at byte off of the file (a partition of a disk
+ * image; len 0: to the end of the file). */
+int erofs_open_range(const char *path, uint64_t off, uint64_t len, struct erofs_img **out,
+		     char *why, size_t n);
 void erofs_close(struct erofs_img *img);
 /* Checks (or, in a dry run, lists) every file of the image through the engine; a write is
  * refused (LSET_REFUSED). 0 when the walk completed. */

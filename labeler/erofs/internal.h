@@ -51,7 +51,8 @@ struct erofs_img {
 	int fd;
 	const unsigned char *base; /* the image, mapped (or read) whole */
 	size_t size;
-	bool mapped;
+	void *map;                 /* the mapping (NULL: base was read into memory) */
+	size_t map_len;
 	unsigned blkbits;
 	uint64_t meta_off, xattr_off; /* byte offsets of the meta and shared xattr areas */
 	uint64_t root_nid, inos;

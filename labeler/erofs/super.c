@@ -29,8 +29,9 @@ int erofs_probe(const char *path)
 	return r == (ssize_t)sizeof(m) && erofs_le32(m) == EROFS_MAGIC;
 }
 
-/* The image's bytes: mapped (a regular file or a block device), else read whole. */
-static int load(struct erofs_img *img, char *why, size_t n)
+/* The image's bytes (from off, len of them; len 0: to the end): mapped (a regular file or a
+ * block device), else read whole. */
+static int load(struct erofs_img *img, uint64_t off, uint64_t len, char *why, size_t n)
 {
 	struct stat st;
 	if (fstat(img->fd, &st)) {
@@ -45,22 +46,33 @@ static int load(struct erofs_img *img, char *why, size_t n)
 		snprintf(why, n, "%s: not a regular file or a block device", img->name);
 		return -1;
 	}
+	/* a partition: its bytes only (the caller has checked them against the disk's size) */
+	if (off > size || (len && len > size - off)) {
+		snprintf(why, n, "%s: bytes %llu to %llu lie past its end (%llu bytes)", img->name,
+			 (unsigned long long)off, (unsigned long long)(off + len),
+			 (unsigned long long)size);
+		return -1;
+	}
+	size = len ? len : size - off;
 	if (size < EROFS_SB_OFFSET + 128 || size > SIZE_MAX) {
 		snprintf(why, n, "%s: too short for an EROFS image (%llu bytes)", img->name,
 			 (unsigned long long)size);
 		return -1;
 	}
 	img->size = (size_t)size;
-	void *p = mmap(NULL, img->size, PROT_READ, MAP_PRIVATE, img->fd, 0);
+	/* (mmap wants a page-aligned offset: the mapping starts at the page holding off) */
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), skip = off % page;
+	void *p = mmap(NULL, img->size + skip, PROT_READ, MAP_PRIVATE, img->fd, (off_t)(off - skip));
 	if (p != MAP_FAILED) {
-		img->base = p;
-		img->mapped = true;
+		img->map = p;
+		img->map_len = img->size + skip;
+		img->base = (const unsigned char *)p + skip;
 		return 0;
 	}
 	unsigned char *b = malloc(img->size);
 	size_t got = 0;
 	while (b && got < img->size) {
-		ssize_t r = pread(img->fd, b + got, img->size - got, (off_t)got);
+		ssize_t r = pread(img->fd, b + got, img->size - got, (off_t)(off + got));
 		if (r <= 0) {
 			snprintf(why, n, "%s: cannot read it: %s", img->name,
 				 r ? strerror(errno) : "shorter than it said");
@@ -136,6 +148,12 @@ static int superblock(struct erofs_img *img, char *why, size_t n)
 
 int erofs_open(const char *path, struct erofs_img **out, char *why, size_t n)
 {
+	return erofs_open_range(path, 0, 0, out, why, n);
+}
+
+int erofs_open_range(const char *path, uint64_t off, uint64_t len, struct erofs_img **out,
+		     char *why, size_t n)
+{
 	struct erofs_img *img = calloc(1, sizeof(*img));
 	*out = NULL;
 	if (!img || !(img->name = strdup(path))) {
@@ -148,7 +166,7 @@ int erofs_open(const char *path, struct erofs_img **out, char *why, size_t n)
 		erofs_close(img);
 		return -1;
 	}
-	if (load(img, why, n) || superblock(img, why, n) || erofs_prefixes_load(img, why, n)) {
+	if (load(img, off, len, why, n) || superblock(img, why, n) || erofs_prefixes_load(img, why, n)) {
 		erofs_close(img);
 		return -1;
 	}
@@ -160,8 +178,8 @@ void erofs_close(struct erofs_img *img)
 {
 	if (!img)
 		return;
-	if (img->mapped)
-		munmap((void *)img->base, img->size);
+	if (img->map)
+		munmap(img->map, img->map_len);
 	else
 		free((void *)img->base);
 	if (img->fd >= 0)

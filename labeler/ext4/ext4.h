@@ -14,6 +14,14 @@
 
 /* ---- image.c ---- */
 
+/* The partition of a disk image the run works on (part.c): set, or the whole image. */
+struct img_part {
+	bool set;
+	int number;
+	char name[80];              /* its GPT name, "" when none */
+	uint64_t offset, size;      /* bytes */
+	bool erofs;                 /* it holds EROFS (labeler/erofs/ reads it), not ext2/3/4 */
+};
 struct image {
 	ext2_filsys fs;
 	const char *name;
@@ -38,6 +46,7 @@ struct image {
 	bool lost;                  /* img_close found the path naming another file (or none) */
 	bool mmp_started;           /* in place: MMP claimed (mmp.c), to be made clean at close */
 	uint64_t mmp_time;          /* the MMP block's time when it was opened (clean) */
+	struct img_part part;       /* the partition of a disk image it is (part.set), or none */
 };
 enum { IMG_RW = 1, IMG_FORCE = 2 };
 /* How a raw image file is written: in place, or as a labeled copy renamed over it (AUTO: the
@@ -51,6 +60,9 @@ struct img_params {
 	int replace;        /* --atomic, --in-place */
 	int lock;           /* --lock: LOCK_WAIT (default), LOCK_NONE, LOCK_NONBLOCK */
 	bool unsafe;        /* --no-crash-safety: in place, written straight, in libext2fs's order */
+	const char *part;   /* --part N|NAME: which partition of a disk image (NULL: the only one) */
+	bool root;          /* -a /: a Discoverable Partitions root is preferred */
+	struct img_part where; /* (img_choose_part) the partition chosen */
 };
 enum { LOCK_WAIT, LOCK_NONE, LOCK_NONBLOCK };
 /* Opens an ext4/3/2 image (raw, Android sparse, or a block device); on failure prints why
@@ -58,6 +70,11 @@ enum { LOCK_WAIT, LOCK_NONE, LOCK_NONBLOCK };
  * needs recovery. */
 int img_open(struct image *img, const char *name, unsigned flags, const struct img_params *p,
 	     const char *cmd);
+/* A disk image (GPT or MBR, raw or sparse): the partition p->part names, or with none the only
+ * one holding an ext2/3/4 file system, into p->where (left unset for an image with no table,
+ * read whole as before). 0, or -1 after saying why not (several candidates, none, one past the
+ * disk's end or smaller than its file system): a refused image. */
+int img_choose_part(const char *cmd, const char *name, struct img_params *p);
 /* After a failed run: a sparse image's original is kept as it was; in place, what was held
  * since the last commit is dropped. */
 void img_abandon(struct image *img);
@@ -101,7 +118,7 @@ struct img_identity {
 };
 /* What the image at path says of itself, read-only (no lock, nothing written or printed):
  * 0, or an errcode_t when it cannot be read (id->read false; img_open will say why). */
-errcode_t img_identify(const char *path, struct img_identity *id);
+errcode_t img_identify(const char *path, const struct img_part *part, struct img_identity *id);
 /* The same, from an open file system. */
 void ident_read(ext2_filsys fs, struct img_identity *id);
 void ident_free(struct img_identity *id);

@@ -256,7 +256,7 @@ void ident_read(ext2_filsys fs, struct img_identity *id)
 	id->read = true;
 }
 
-errcode_t img_identify(const char *path, struct img_identity *id)
+errcode_t img_identify(const char *path, const struct img_part *part, struct img_identity *id)
 {
 	enum img_format fmt;
 	ext2_filsys fs = NULL;
@@ -269,10 +269,14 @@ errcode_t img_identify(const char *path, struct img_identity *id)
 	 * one read here), and none of the run's I/O (FCLABEL_FAULT's Nth I/O stays the run's) */
 	imgfmt_fault_hold(true);
 	rc = imgfmt_detect(path, &fmt, why, sizeof(why));
+	io_manager io = fmt == IMGFMT_SPARSE ? imgfmt_sparse_manager : unix_io_manager;
+	/* (a partition of a disk image: its range only) */
+	if (part && part->set) {
+		imgfmt_set_part(io, path, part->offset, part->size);
+		io = imgfmt_part_manager;
+	}
 	if (!rc)
-		rc = ext2fs_open2(path, NULL, EXT2_FLAG_64BITS | EXT2_FLAG_SKIP_MMP, 0, 0,
-				  fmt == IMGFMT_SPARSE ? imgfmt_sparse_manager : unix_io_manager,
-				  &fs);
+		rc = ext2fs_open2(path, NULL, EXT2_FLAG_64BITS | EXT2_FLAG_SKIP_MMP, 0, 0, io, &fs);
 	if (!rc)
 		ident_read(fs, id);
 	if (fs)

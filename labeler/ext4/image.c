@@ -45,11 +45,11 @@ static long bitmap_disagrees(ext2_filsys fs, unsigned long long *counted)
 }
 
 /* The inode size the superblock gives (0: cannot tell; ext2fs_open2 will say why). */
-static unsigned inode_size_of(const char *name)
+static unsigned inode_size_of(const char *name, uint64_t offset)
 {
 	unsigned char sb[1024];
 	int fd = open(name, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : pread(fd, sb, sizeof(sb), 1024);
+	ssize_t n = fd < 0 ? -1 : pread(fd, sb, sizeof(sb), (off_t)(offset + 1024));
 	if (fd >= 0)
 		close(fd);
 	if (n != (ssize_t)sizeof(sb) || (sb[0x38] | sb[0x39] << 8) != EXT2_SUPER_MAGIC)
@@ -108,7 +108,8 @@ static int choose_replace(const char *name, const struct img_params *p, const ch
 		}
 		return 1;
 	}
-	if (mode == REPLACE_NEVER || inode_size_of(name) != EXT2_GOOD_OLD_INODE_SIZE)
+	if (mode == REPLACE_NEVER ||
+	    inode_size_of(name, p->where.set ? p->where.offset : 0) != EXT2_GOOD_OLD_INODE_SIZE)
 		return 0;
 	if (stat(name, &st) == 0 && st.st_nlink > 1) {
 		fprintf(stderr, "fclabel %s: warning: %s has %lu hard links: written in place, so that "
@@ -170,15 +171,23 @@ static int choose_manager(struct image *img, const char *name, bool rw, const st
 			return -1;
 		}
 		*io = imgfmt_sparse_manager;
-	} else if (img->replaced && !(p && p->undo)) {
+	} else if (img->replaced) {
 		*io = imgfmt_replace_manager;
-	} else if (rw && p && p->undo) {
+	}
+	/* A partition of a disk image: right above the format's manager, so that everything above
+	 * (undo_io's records, the tracked manager, the overlay and its journal) sees the file
+	 * system alone, and nothing reaches outside its range (part.c) */
+	if (p && p->where.set) {
+		imgfmt_set_part(*io, name, p->where.offset, p->where.size);
+		*io = imgfmt_part_manager;
+	}
+	if (rw && p && p->undo && img->fmt != IMGFMT_SPARSE) {
 		/* like tune2fs -z: a fresh undo file that e2undo replays */
 		if (unlink(p->undo) < 0 && errno != ENOENT) {
 			fprintf(stderr, "fclabel %s: -z %s: %s\n", cmd, p->undo, strerror(errno));
 			return -1;
 		}
-		set_undo_io_backing_manager(img->replaced ? imgfmt_replace_manager : unix_io_manager);
+		set_undo_io_backing_manager(*io);
 		set_undo_io_backup_file((char *)p->undo);
 		*io = undo_io_manager;
 	}
@@ -294,12 +303,19 @@ static int check_damage(struct image *img, const char *name, const char *cmd)
 	blk64_t dev_blocks = 0;
 	errcode_t rc;
 
-	if (img->fmt != IMGFMT_SPARSE &&
-	    !ext2fs_get_device_size2(name, (int)fs->blocksize, &dev_blocks) && dev_blocks &&
+	/* (a partition of a disk image: what its range holds; the partition's own bounds against
+	 * the disk's were checked when it was chosen, part.c) */
+	if (img->part.set)
+		dev_blocks = img->part.size / fs->blocksize;
+	if ((img->part.set || (img->fmt != IMGFMT_SPARSE &&
+			       !ext2fs_get_device_size2(name, (int)fs->blocksize, &dev_blocks) &&
+			       dev_blocks)) &&
 	    dev_blocks < ext2fs_blocks_count(fs->super)) {
-		snprintf(dbuf, sizeof(dbuf), "it holds %llu blocks of %u bytes but its file system "
-			 "has %llu (truncated?)", (unsigned long long)dev_blocks, fs->blocksize,
-			 (unsigned long long)ext2fs_blocks_count(fs->super));
+		snprintf(dbuf, sizeof(dbuf), "%s %llu blocks of %u bytes but its file system "
+			 "has %llu%s", img->part.set ? "its partition holds" : "it holds",
+			 (unsigned long long)dev_blocks, fs->blocksize,
+			 (unsigned long long)ext2fs_blocks_count(fs->super),
+			 img->part.set ? "" : " (truncated?)");
 		damage = dbuf;
 	} else if ((rc = ext2fs_check_desc(fs))) {
 		snprintf(dbuf, sizeof(dbuf), "its group descriptors are corrupt (%s)",
@@ -376,6 +392,8 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 	memset(img, 0, sizeof(*img));
 	img->name = name;
 	img->lockfd = -1;
+	if (p)
+		img->part = p->where;
 	if (imgfmt_detect(name, &img->fmt, why, sizeof(why))) {
 		fprintf(stderr, "fclabel %s: %s: %s\n", cmd, name, why);
 		return -1;

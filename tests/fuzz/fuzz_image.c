@@ -258,7 +258,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* what the image says of itself, read before any work (identify.c) */
 	struct img_identity id;
-	if (!img_identify(path, &id))
+	if (!img_identify(path, NULL, &id))
 		(void)ident_most_unlabeled("check", path, &id, set, o.mountpoint, 2, 2);
 	ident_free(&id);
 
