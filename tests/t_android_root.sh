@@ -265,6 +265,48 @@ if command -v mkfs.erofs >/dev/null 2>&1; then
 	mkfs.erofs $EP/vendor.img $RP/vendor >/dev/null 2>&1 || bad "mkfs.erofs RP vendor"
 	same "Pixel 5 from EROFS images (symlinks followed inside them)" "--android-root $EP" "$EXP" \
 		"s|$EP/system.img:/|$RP/system/|; s|$EP/vendor.img:/|$RP/vendor/|"
+	# a whole disk image holding them by GPT name (an emulator's system-qemu.img, a device's
+	# flash): EROFS system, system_ext and product, ext4 vendor and odm, at their offsets
+	if command -v sfdisk >/dev/null 2>&1; then
+		# disk_of DISK NAME=IMAGE...: a GPT disk holding each IMAGE as a partition NAME
+		disk_of() {
+			_d=$1 && shift && _at=2048 && rm -f "$_d" tbl
+			echo "label: gpt" >tbl
+			for _pi in "$@"; do
+				_s=$((($(stat -c %s "${_pi#*=}") + 1048575) / 1048576 * 2048))
+				echo "start=$_at, size=$_s, name=\"${_pi%%=*}\"" >>tbl
+				_at=$((_at + _s))
+			done
+			truncate -s $(((_at + 2048) * 512)) "$_d" && sfdisk -q "$_d" <tbl >sfdisk.log 2>&1 ||
+				bad "sfdisk $_d: $(tail -n 2 sfdisk.log | tr '\n' '|')"
+			_at=2048
+			for _pi in "$@"; do
+				dd if="${_pi#*=}" of="$_d" bs=512 seek=$_at conv=notrunc status=none
+				_at=$((_at + ($(stat -c %s "${_pi#*=}") + 1048575) / 1048576 * 2048))
+			done
+		}
+		disk_of D14.img system=$E14/system.img system_ext=$E14/system_ext.img \
+			product=$E14/product.img vendor=$I14/vendor.img odm=$I14/odm.img
+		same "Android 14 from one GPT disk image (EROFS and ext4 partitions by name)" \
+			"--android-root D14.img" "$EX14" \
+			"s|D14.img#system:/system/|$R14/system/system/|; s|D14.img#\([a-z_]*\):/|$R14/\1/|"
+		taken "Android 14 disk image" "--android-root D14.img" \
+			"/ = D14.img partition 1 (\"system\") (EROFS image, the system partition: system-as-root)" \
+			"/vendor = D14.img partition 4 (\"vendor\") (raw image)"
+		# --partition NAME=DISK: the disk's partition of that name
+		same "Android 14 images, --partition vendor=D14.img (its partition named vendor)" \
+			"--android-root $E14 --partition vendor=D14.img" "$EX14" \
+			"s|$E14/system.img:/system/|$R14/system/system/|; s|D14.img#vendor:/|$R14/vendor/|; s|$E14/\([a-z_]*\)\.img:/|$R14/\1/|"
+		# A/B: one slot is taken; both are refused, naming them
+		disk_of AB1.img system_a=$E14/system.img vendor_a=$I14/vendor.img
+		run ab1 $F lookup --android-root AB1.img --partition system_ext=none --partition product=none --partition odm=none -v /vendor/bin/sh
+		expect_rc "a disk with the _a slot only: taken" 0
+		expect_match "... naming the slot" "$(cat ab1.err)" "*partition 2 (\"vendor_a\")*"
+		disk_of AB2.img system_a=$E14/system.img system_b=$E14/system.img vendor_a=$I14/vendor.img
+		run ab2 $F lookup --android-root AB2.img /vendor/bin/sh
+		expect_rc "a disk with both slots: refused" 2
+		expect_match "... naming both" "$(cat ab2.err)" "*system_a and system_b*--partition system=*"
+	fi
 fi
 mkdir -p other && mv $I14/vendor.img other/vendor_a.img
 run novendor $F lookup --android-root $I14 /vendor/bin/sh

@@ -62,6 +62,8 @@ struct img_params {
 	bool unsafe;        /* --no-crash-safety: in place, written straight, in libext2fs's order */
 	const char *part;   /* --part N|NAME: which partition of a disk image (NULL: the only one) */
 	bool root;          /* -a /: a Discoverable Partitions root is preferred */
+	const char *prefer; /* with no part: the GPT partition of this name, when there is one
+			     * (--partition vendor=DISK takes DISK's "vendor") */
 	struct img_part where; /* (img_choose_part) the partition chosen */
 };
 enum { LOCK_WAIT, LOCK_NONE, LOCK_NONBLOCK };
@@ -75,6 +77,9 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
  * read whole as before). 0, or -1 after saying why not (several candidates, none, one past the
  * disk's end or smaller than its file system): a refused image. */
 int img_choose_part(const char *cmd, const char *name, struct img_params *p);
+/* Whether the disk image at name has a partition of GPT name gpt (exactly): 1, 0 (not, or no
+ * table: a file system), -1 when its table cannot be read (said by img_choose_part). */
+int img_part_has(const char *name, const char *gpt);
 /* After a failed run: a sparse image's original is kept as it was; in place, what was held
  * since the last commit is dropped. */
 void img_abandon(struct image *img);

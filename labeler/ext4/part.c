@@ -92,6 +92,33 @@ static const struct imgfmt_part *named(const struct imgfmt_table *t, const char 
 	return NULL;
 }
 
+static const struct imgfmt_part *gpt_named(const struct imgfmt_table *t, const char *gpt)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (*t->p[i].name && !strcmp(t->p[i].name, gpt))
+			return &t->p[i];
+	return NULL;
+}
+
+int img_part_has(const char *name, const char *gpt)
+{
+	struct imgfmt_table t;
+	enum img_format fmt;
+	char why[256];
+	int r;
+
+	imgfmt_fault_hold(true);
+	errcode_t drc = imgfmt_detect(name, &fmt, why, sizeof(why));
+	imgfmt_fault_hold(false);
+	if (drc)
+		return 0;
+	if (imgfmt_partitions(name, fmt, &t, why, sizeof(why)))
+		return -1;
+	r = gpt_named(&t, gpt) != NULL;
+	imgfmt_table_free(&t);
+	return r;
+}
+
 /* Whether p can be taken: inside the disk, holding the whole of its file system. */
 static int usable(const char *cmd, const char *name, enum img_format fmt,
 		  const struct imgfmt_table *t, const struct imgfmt_part *p)
@@ -166,6 +193,8 @@ int img_choose_part(const char *cmd, const char *name, struct img_params *p)
 				"has %s)\n", cmd, qname(name), p->part, t.kind, list);
 			goto out;
 		}
+	} else if (p->prefer && (take = gpt_named(&t, p->prefer))) {
+		/* (--partition vendor=DISK: DISK's partition named vendor) */
 	} else {
 		/* with -a /, a Discoverable Partitions root among several is the one */
 		bool (*want)(const struct imgfmt_part *) = holds_fs;

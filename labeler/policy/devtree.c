@@ -56,8 +56,11 @@ bool dt_dir_empty(const char *path)
 }
 
 /* Opens path (taken over: freed with the source; NULL: out of memory) as a directory or an
- * image; -1 after saying why, naming it after what ("--partition vendor=" or "--android-root"). */
-static int src_open(struct ns *ns, struct src *s, char *path, const char *what, int lock)
+ * image; -1 after saying why, naming it after what ("--partition vendor=" or "--android-root").
+ * A disk image's partition: the one named part (--part's N|NAME), else the GPT partition named
+ * prefer when there is one, else its only one holding a file system. */
+static int src_open(struct ns *ns, struct src *s, char *path, const char *what, int lock,
+		    const char *part, const char *prefer)
 {
 	struct stat st;
 	struct img_params p = { .lock = lock };
@@ -91,9 +94,16 @@ static int src_open(struct ns *ns, struct src *s, char *path, const char *what, 
 		return -1;
 	}
 	s->image = true;
-	if (erofs_probe(path) == 1) {
+	/* a disk image: the partition of the GPT name asked for (ROOT a disk), else of the name
+	 * of the partition it is given as, else its only one holding a file system */
+	p.part = part;
+	p.prefer = prefer;
+	if (img_choose_part(ns->cmd, path, &p))
+		return -1;
+	s->where = p.where;
+	if (p.where.set ? p.where.erofs : erofs_probe(path) == 1) {
 		char why[600];
-		if (erofs_open(path, &s->ero, why, sizeof(why))) {
+		if (erofs_open_range(path, p.where.offset, p.where.size, &s->ero, why, sizeof(why))) {
 			fprintf(stderr, "fclabel %s: %s%s%s\n", ns->cmd, what, sep, why);
 			return -1;
 		}
@@ -147,13 +157,44 @@ static int find_in_root(struct ns *ns, int i, int lock)
 	snprintf(what, sizeof(what), "%s: partition", ns->ropt);
 	if (has_img) {
 		free(dir);
-		return src_open(ns, &ns->part[i], img, what, lock);
+		return src_open(ns, &ns->part[i], img, what, lock, NULL, dt_part_names[i]);
 	}
 	free(img);
 	if (has_dir)
-		return src_open(ns, &ns->part[i], dir, what, lock);
+		return src_open(ns, &ns->part[i], dir, what, lock, NULL, NULL);
 	free(dir);
 	return 0;
+}
+
+/* A partition found in ROOT, a disk image (a device's whole flash, an emulator's
+ * system-qemu.img): its GPT partition named NAME, else the one slot of NAME_a and NAME_b there
+ * is. Both slots: refused (which one the device boots is not written in the table fclabel
+ * reads). 0 when found or absent, -1 after saying why. */
+static int find_in_disk(struct ns *ns, const char *disk, int i, int lock)
+{
+	char n[3][32], what[128];
+	int has[3];
+
+	snprintf(n[0], sizeof(n[0]), "%s", dt_part_names[i]);
+	snprintf(n[1], sizeof(n[1]), "%s_a", dt_part_names[i]);
+	snprintf(n[2], sizeof(n[2]), "%s_b", dt_part_names[i]);
+	for (int k = 0; k < 3; k++)
+		if ((has[k] = img_part_has(disk, n[k])) < 0) {
+			fprintf(stderr, "fclabel %s: %s %s: its partition table cannot be read\n",
+				ns->cmd, ns->ropt, qname(disk));
+			return -1;
+		}
+	if (!has[0] && has[1] && has[2]) {
+		fprintf(stderr, "fclabel %s: %s %s: it holds both slots, %s and %s: say which is the "
+			"device's with %s %s=PATH (an image of that slot)\n", ns->cmd, ns->ropt,
+			qname(disk), n[1], n[2], ns->popt, dt_part_names[i]);
+		return -1;
+	}
+	int k = has[0] ? 0 : has[1] ? 1 : has[2] ? 2 : -1;
+	if (k < 0)
+		return 0;
+	snprintf(what, sizeof(what), "%s: partition %s", ns->ropt, n[k]);
+	return src_open(ns, &ns->part[i], strdup(disk), what, lock, n[k], NULL);
 }
 
 /* ---- walking the device's tree ---- */
@@ -403,7 +444,14 @@ char *dt_from_name(const struct walk *w, const struct level *l)
 	const char *lab = l->src->label;
 	int inl = (int)l->in_len;
 	const char *in = w->inner + l->in_start;
-	int r = l->src->image ? asprintf(&s, "%s:%.*s", lab, inl ? inl : 1, inl ? in : "/")
+	const struct img_part *wp = &l->src->where;
+	char part[96] = "";
+	/* (a partition of a disk image: "DISK#vendor:/etc/...", or "DISK#4:" when unnamed) */
+	if (wp->set && *wp->name)
+		snprintf(part, sizeof(part), "#%s", wp->name);
+	else if (wp->set)
+		snprintf(part, sizeof(part), "#%d", wp->number);
+	int r = l->src->image ? asprintf(&s, "%s%s:%.*s", lab, part, inl ? inl : 1, inl ? in : "/")
 		: asprintf(&s, "%s%.*s", strcmp(lab, "/") ? lab : "", inl, in);
 	return r < 0 ? NULL : s;
 }
@@ -542,17 +590,23 @@ static char *guess_system(const struct ns *ns)
 
 int dt_build(struct ns *ns, const struct aroot_args *a, int lock)
 {
+	const char *disk = NULL;
 	if (a->root) {
 		struct stat st;
 		int bad = stat(a->root, &st) < 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
-		if (bad) {
+		/* a disk image holding the device's partitions, by their GPT names */
+		if (bad == ENOTDIR && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) &&
+		    (img_part_has(a->root, "system") > 0 || img_part_has(a->root, "system_a") > 0 ||
+		     img_part_has(a->root, "vendor") > 0 || img_part_has(a->root, "vendor_a") > 0))
+			disk = a->root;
+		else if (bad) {
 			fprintf(stderr, "fclabel %s: %s %s: %s\n", ns->cmd, ns->ropt, qname(a->root),
 				strerror(bad));
 			return -1;
 		}
-		if (src_open(ns, &ns->rootdir, strdup(a->root), ns->ropt, lock))
+		if (!disk && src_open(ns, &ns->rootdir, strdup(a->root), ns->ropt, lock, NULL, NULL))
 			return -1;
-		if (!a->part[P_SYSTEM])
+		if (!disk && !a->part[P_SYSTEM])
 			ns->sysguess = guess_system(ns);
 	}
 	for (int i = 0; i < AROOT_PARTS; i++) {
@@ -560,7 +614,9 @@ int dt_build(struct ns *ns, const struct aroot_args *a, int lock)
 		snprintf(what, sizeof(what), "%s %s=", ns->popt, dt_part_names[i]);
 		if ((ns->none[i] = part_none(a, i)))
 			continue;
-		if (a->part[i] ? src_open(ns, &ns->part[i], strdup(a->part[i]), what, lock)
+		if (a->part[i] ? src_open(ns, &ns->part[i], strdup(a->part[i]), what, lock, NULL,
+					  dt_part_names[i])
+			       : disk ? find_in_disk(ns, disk, i, lock)
 			       : a->root ? find_in_root(ns, i, lock) : 0)
 			return -1;
 	}
@@ -612,12 +668,22 @@ static const char *src_kind(const struct src *s)
 		? "Android sparse image" : "block device";
 }
 
+/* " partition 4 (\"vendor\")" after a disk image's name */
+static void where_say(const struct img_part *w, FILE *f)
+{
+	if (w->set)
+		fprintf(f, " partition %d%s%s%s", w->number, *w->name ? " (\"" : "", w->name,
+			*w->name ? "\")" : "");
+}
+
 /* "/ = ROOT (directory), /system = ROOT/system.img (raw image), ..." */
 void dt_describe(const struct ns *ns, FILE *f)
 {
 	const char *sep = "";
 	if (ns->root) {
-		fprintf(f, "/ = %s (%s%s)", qname(ns->root->label), src_kind(ns->root),
+		fprintf(f, "/ = %s", qname(ns->root->label));
+		where_say(&ns->root->where, f);
+		fprintf(f, " (%s%s)", src_kind(ns->root),
 			ns->sar ? ", the system partition: system-as-root" : "");
 		sep = ", ";
 	}
@@ -628,9 +694,11 @@ void dt_describe(const struct ns *ns, FILE *f)
 				dt_part_names[i]);
 		else if (!s->open || (i == P_SYSTEM && ns->sar))
 			continue;
-		else
-			fprintf(f, "%s/%s = %s (%s)", sep, dt_part_names[i], qname(s->label),
-				src_kind(s));
+		else {
+			fprintf(f, "%s/%s = %s", sep, dt_part_names[i], qname(s->label));
+			where_say(&s->where, f);
+			fprintf(f, " (%s)", src_kind(s));
+		}
 		sep = ", ";
 	}
 	if (!*sep)
