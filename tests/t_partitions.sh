@@ -299,4 +299,37 @@ else
 fi
 run dump_tree_part "$FCLABEL" dump tree --part 1
 expect_rc "dump: a directory with --part refused" 2
+
+# ---- a partition mounted through a device of its own ---------------------------------------------
+# (a disk image attached with losetup -P, its partition 3 mounted from loopNp3: the whole disk's
+# mount check does not see it; the run finds the partition's device in sysfs and the mount table)
+mounted_part() {
+	[ "$(id -u)" = 0 ] || { echo "     (a mounted partition: skipped: losetup and mount take root)"; return; }
+	cp two.orig lp.img
+	L=$(losetup -fP --show lp.img 2>losetup.err) || { echo "     (a mounted partition: skipped: losetup -P does not work here: $(head -n 1 losetup.err))"; return; }
+	B=${L##*/}
+	partx -a "$L" >/dev/null 2>&1 # (where no udev adds the partitions' devices)
+	D=$(cat "/sys/block/$B/${B}p3/dev" 2>/dev/null)
+	mkdir -p lpm
+	if [ -z "$D" ] || ! mknod lp3 b "${D%:*}" "${D#*:}" 2>/dev/null || ! mount lp3 lpm 2>mount.err; then
+		echo "     (a mounted partition: skipped: no partition device for $L here)"
+		partx -d "$L" >/dev/null 2>&1; losetup -d "$L"; rm -f lp3; return
+	fi
+	run lpm_file "$FCLABEL" label lp.img -S fc --part 3
+	expect_rc "mounted partition: label of the disk image refused" 2
+	expect_match "... naming the partition's device and mount point" "$(cat lpm_file.err)" "*partition 3 is mounted (/dev/${B}p3, at *lpm)*"
+	run lpm_dev "$FCLABEL" label "$L" -S fc --part 3
+	expect_rc "mounted partition: label of the disk's device refused" 2
+	run lpm_check "$FCLABEL" check "$L" -S fc --part 3
+	expect_match "mounted partition: check of the disk's device warns" "$(cat lpm_check.err)" "*partition 3 of $L is mounted*"
+	umount lpm
+	partx -d "$L" >/dev/null 2>&1
+	losetup -d "$L"
+	rm -f lp3
+	# (the mount itself writes partition 3's superblock: outside it, and its labels, as they were)
+	outside_same "mounted partition: refused" lp.img two.orig 43008 16384
+	extract lp.img 43008 16384 lp.p3
+	expect_eq "mounted partition: nothing labeled there" "$(label_of lp.p3 /etc/passwd)" ""
+}
+mounted_part
 finish

@@ -262,8 +262,11 @@ static int check_state(struct image *img, const char *name, unsigned flags, cons
 		problem = "its superblock says it was not cleanly unmounted (run e2fsck first)";
 	if (img->mounted && !img->rw) {
 		/* a mounted file system's journal, state and blocks are the kernel's, on their way */
-		fprintf(stderr, "fclabel %s: warning: %s is mounted%s: what is read may be stale (the "
-			"kernel may not have written everything back yet)\n", cmd, name,
+		char part[48] = "";
+		if (img->part.set)
+			snprintf(part, sizeof(part), "partition %d of ", img->part.number);
+		fprintf(stderr, "fclabel %s: warning: %s%s is mounted%s: what is read may be stale "
+			"(the kernel may not have written everything back yet)\n", cmd, part, name,
 			problem ? ", and its superblock says it is in use" : "");
 		return 0;
 	}
@@ -402,7 +405,9 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
 	if (img_lock(img, name, rw && !(p && p->output), p ? p->lock : LOCK_WAIT, cmd))
 		return -1;
 	if (choose_manager(img, name, rw, p, cmd, &io) ||
-	    img_check_mounted(name, rw, cmd, &img->mounted) || img_note_target(img, name, cmd) ||
+	    img_check_mounted(name, rw, cmd, &img->mounted) ||
+	    img_check_part_mounted(name, &img->part, rw, cmd, &img->mounted) ||
+	    img_note_target(img, name, cmd) ||
 	    open_fs(img, name, rw, io, cmd)) {
 		img_unlock(img);
 		return -1;

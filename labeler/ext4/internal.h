@@ -10,6 +10,10 @@ void img_release(struct image *img);
 /* A mounted (or otherwise busy) image is not written; -1: refused (printed). *mounted: whether
  * it is mounted. */
 int img_check_mounted(const char *name, bool rw, const char *cmd, bool *mounted);
+/* ... and a partition of a disk (part set), mounted through a device of its own: its disk's
+ * partition device, or a loop device over the disk image. */
+int img_check_part_mounted(const char *name, const struct img_part *part, bool rw,
+			   const char *cmd, bool *mounted);
 /* The BSD lock on the image (img->lockfd), exclusive to write (and then no byte-range lock of
  * another process on it), shared to read, as p->lock says (LOCK_WAIT, ...): 0, or -1 after
  * saying why. img_unlock lets it go. */

@@ -21,16 +21,17 @@
 
 #include "internal.h"
 
-/* The loop device (/dev/loopN, Android's /dev/block/loopN) whose backing file is st, into dev
- * ("" for none): how an image file is mounted. */
-static void loop_backed_by(const struct stat *st, char *dev, size_t n)
+/* fn(path, its status, arg) for each loop device (/dev/loopN, Android's /dev/block/loopN) whose
+ * backing file is st, until it returns true. */
+static void each_loop(const struct stat *st,
+		      bool (*fn)(const char *path, const struct loop_info64 *li, void *arg), void *arg)
 {
 	static const char *const dirs[] = { "/dev/block", "/dev" };
-	dev[0] = 0;
-	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]) && !dev[0]; d++) {
+	bool done = false;
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]) && !done; d++) {
 		DIR *dir = opendir(dirs[d]);
 		struct dirent *de;
-		while (dir && !dev[0] && (de = readdir(dir))) {
+		while (dir && !done && (de = readdir(dir))) {
 			struct loop_info64 li;
 			char path[300];
 			if (strncmp(de->d_name, "loop", 4) || !isdigit((unsigned char)de->d_name[4]))
@@ -41,12 +42,34 @@ static void loop_backed_by(const struct stat *st, char *dev, size_t n)
 				continue;
 			if (!ioctl(fd, LOOP_GET_STATUS64, &li) && li.lo_inode == st->st_ino &&
 			    li.lo_device == (uint64_t)st->st_dev)
-				snprintf(dev, n, "%s", path);
+				done = fn(path, &li, arg);
 			close(fd);
 		}
 		if (dir)
 			closedir(dir);
 	}
+}
+
+struct first_loop {
+	char *dev;
+	size_t n;
+};
+
+static bool take_first(const char *path, const struct loop_info64 *li, void *arg)
+{
+	struct first_loop *f = arg;
+	(void)li;
+	snprintf(f->dev, f->n, "%s", path);
+	return true;
+}
+
+/* The loop device whose backing file is st, into dev ("" for none): how an image file is
+ * mounted. */
+static void loop_backed_by(const struct stat *st, char *dev, size_t n)
+{
+	struct first_loop f = { dev, n };
+	dev[0] = 0;
+	each_loop(st, take_first, &f);
 }
 
 /* No mount table to read (/proc not mounted, as in a bare chroot or an early ramdisk): a block
@@ -97,6 +120,125 @@ int img_check_mounted(const char *name, bool rw, const char *cmd, bool *mounted)
 		fprintf(stderr, "fclabel %s: %s is in use by the system; refusing to write to it\n",
 			cmd, name);
 		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A partition of a disk is mounted through a device of its own, which the whole disk's mount
+ * check does not see: the disk's partition device (/dev/sda2: a block device's partition in
+ * sysfs, starting at the partition's offset), or for a disk image a loop device over it (losetup
+ * -P's /dev/loop0p2, or losetup -o OFFSET's /dev/loop1). Each such device is looked up in the
+ * mount table (its major:minor in /proc/self/mountinfo).
+ */
+struct part_devs {
+	uint64_t off;
+	dev_t dev[16];
+	char name[16][300];
+	size_t n;
+};
+
+static void add_dev(struct part_devs *d, dev_t dev, const char *name)
+{
+	if (d->n < sizeof(d->dev) / sizeof(d->dev[0])) {
+		d->dev[d->n] = dev;
+		snprintf(d->name[d->n++], sizeof(d->name[0]), "%s", name);
+	}
+}
+
+/* The partitions of block device whole (sysfs: /sys/dev/block/M:m/NAME/{partition,start,dev})
+ * that start at d->off. */
+static void sysfs_parts_at(dev_t whole, struct part_devs *d)
+{
+	char dir[128], f[512], buf[64];
+	snprintf(dir, sizeof(dir), "/sys/dev/block/%u:%u", major(whole), minor(whole));
+	DIR *dd = opendir(dir);
+	struct dirent *de;
+	while (dd && (de = readdir(dd))) {
+		unsigned long long start;
+		unsigned ma, mi;
+		FILE *fp;
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(f, sizeof(f), "%s/%s/start", dir, de->d_name);
+		if (!(fp = fopen(f, "re")))
+			continue;
+		bool got = fgets(buf, sizeof(buf), fp) && sscanf(buf, "%llu", &start) == 1;
+		fclose(fp);
+		if (!got || start * 512 != d->off)
+			continue;
+		snprintf(f, sizeof(f), "%s/%s/dev", dir, de->d_name);
+		if (!(fp = fopen(f, "re")))
+			continue;
+		got = fgets(buf, sizeof(buf), fp) && sscanf(buf, "%u:%u", &ma, &mi) == 2;
+		fclose(fp);
+		if (got) {
+			snprintf(f, sizeof(f), "/dev/%s", de->d_name);
+			add_dev(d, makedev(ma, mi), f);
+		}
+	}
+	if (dd)
+		closedir(dd);
+}
+
+static bool loop_at(const char *path, const struct loop_info64 *li, void *arg)
+{
+	struct part_devs *d = arg;
+	struct stat ls;
+	if (stat(path, &ls) || !S_ISBLK(ls.st_mode))
+		return false;
+	if (li->lo_offset == d->off)
+		add_dev(d, ls.st_rdev, path); /* (losetup -o OFFSET: the partition alone) */
+	else if (li->lo_offset == 0)
+		sysfs_parts_at(ls.st_rdev, d); /* (losetup -P: its partitions' devices) */
+	return false;
+}
+
+/* Where the device is mounted (its first mount point, into at), or false. */
+static bool dev_mounted(dev_t dev, char *at, size_t n)
+{
+	FILE *fp = fopen("/proc/self/mountinfo", "re");
+	char line[4096];
+	bool found = false;
+	while (fp && !found && fgets(line, sizeof(line), fp)) {
+		unsigned ma, mi;
+		char mp[2048];
+		/* "36 35 98:0 /mnt1 /mnt2 rw,noatime ..." */
+		if (sscanf(line, "%*d %*d %u:%u %*s %2047s", &ma, &mi, mp) == 3 &&
+		    makedev(ma, mi) == dev) {
+			snprintf(at, n, "%s", mp);
+			found = true;
+		}
+	}
+	if (fp)
+		fclose(fp);
+	return found;
+}
+
+int img_check_part_mounted(const char *name, const struct img_part *part, bool rw,
+			   const char *cmd, bool *mounted)
+{
+	struct part_devs d = { .off = part->offset };
+	struct stat st;
+	char at[2048];
+
+	if (!part->set || stat(name, &st))
+		return 0;
+	if (S_ISBLK(st.st_mode))
+		sysfs_parts_at(st.st_rdev, &d);
+	else if (S_ISREG(st.st_mode))
+		each_loop(&st, loop_at, &d);
+	for (size_t i = 0; i < d.n; i++) {
+		if (!dev_mounted(d.dev[i], at, sizeof(at)))
+			continue;
+		*mounted = true;
+		if (rw) {
+			fprintf(stderr, "fclabel %s: %s: partition %d is mounted (%s, at %s); refusing "
+				"to write to it (unmount it, or use 'fclabel check' to read it)\n", cmd,
+				name, part->number, d.name[i], at);
+			return -1;
+		}
+		return 0; /* (read: img_open warns that what is read may be stale) */
 	}
 	return 0;
 }
