@@ -273,4 +273,57 @@ if command -v img2simg >/dev/null 2>&1 && img2simg ven.img vs.simg >/dev/null 2>
 else
 	echo "note: img2simg is not installed: no sparse image"
 fi
+
+# ---- an EROFS image says what it is the same way (its volume name: mkfs.erofs -L) ------------
+if command -v mkfs.erofs >/dev/null 2>&1; then
+	rm -f ven.erofs venl.erofs sar.erofs conflict.erofs
+	mkfs.erofs --quiet -zlz4hc ven.erofs ven >/dev/null 2>&1 || bad "mkfs.erofs ven"
+	# (Debian's mkfs.erofs 1.5 has no -L: the volume name is written into the superblock here,
+	# and its checksum made again: crc32c from ~0, not inverted, over the superblock's block from
+	# byte 1024 with the checksum field zeroed)
+	setvol() {
+		"$PY" - "$1" "$2" <<'PYEOF'
+import struct, sys
+t = []
+for i in range(256):
+    c = i
+    for _ in range(8):
+        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+    t.append(c)
+b = bytearray(open(sys.argv[1], "rb").read())
+b[1024 + 64:1024 + 80] = sys.argv[2].encode().ljust(16, b"\0")
+sb = bytearray(b[1024:1 << b[1024 + 12]])
+sb[4:8] = b"\0\0\0\0"
+crc = 0xFFFFFFFF
+for x in sb:
+    crc = t[(crc ^ x) & 0xFF] ^ (crc >> 8)
+struct.pack_into("<I", b, 1028, crc)
+open(sys.argv[1], "wb").write(b)
+PYEOF
+	}
+	mkfs.erofs --quiet venl.erofs plain >/dev/null 2>&1 && setvol venl.erofs vendor || bad "mkfs.erofs plain"
+	mkfs.erofs --quiet sar.erofs sar >/dev/null 2>&1 || bad "mkfs.erofs sar"
+	mkfs.erofs --quiet conflict.erofs sys >/dev/null 2>&1 && setvol conflict.erofs vendor || bad "mkfs.erofs conflict"
+	run ev "$F" check ven.erofs -S fc
+	expect_rc "EROFS vendor image, no -a: checked" 1
+	expect_match "... as /vendor, by its shape" "$(cat "$OUT/ev.err")" \
+		"*ven.erofs: checked as /vendor (it holds etc/selinux/vendor_file_contexts and build.prop, as a vendor image does)*"
+	expect_match "... its files looked up as /vendor's" "$(cat "$OUT/ev.out")" "*/vendor/bin/hw/android.hardware.foo-service*vendor_hal_file*"
+	run evd "$F" dump ven.erofs
+	expect_match "EROFS vendor image: dump lists it at /vendor" "$(sed -n 2p "$OUT/evd.out")" "/vendor/*"
+	run evl "$F" check venl.erofs -S fc
+	expect_match "EROFS image by its volume name (vendor)" "$(cat "$OUT/evl.err")" "*venl.erofs: checked as /vendor (its volume name is 'vendor')*"
+	run evs "$F" check ven.erofs -S fc -a /system
+	expect_rc "EROFS vendor image -a /system refused" 2
+	expect_match "... naming both and the override" "$(first evs)" "fclabel check: ven.erofs says it is /vendor (*), but -a says /system: *--force-mount-point*"
+	run evf "$F" check ven.erofs -S fc -a /system --force-mount-point
+	expect_rc "... --force-mount-point checks it as /system" 1
+	run esar "$F" check sar.erofs -S fc -a /system
+	expect_rc "EROFS system-as-root image -a /system refused" 2
+	run ek "$F" dump conflict.erofs
+	expect_rc "EROFS image whose volume name and shape disagree: dump refused" 2
+	expect_match "... saying both" "$(first ek)" "*says two things of itself: its volume name is 'vendor'*as a system image does*"
+else
+	echo "     (mkfs.erofs not installed (Debian package erofs-utils): EROFS images not tried)"
+fi
 finish

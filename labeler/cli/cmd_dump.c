@@ -391,8 +391,7 @@ static int dump_options(struct dumpargs *a, int argc, char **argv)
 /* Walks the target into d: 0, or the exit status after saying why. A tree with no -a is listed
  * as the root of what it holds (as -a /): a listing names no file on this system. An image
  * takes its own mount point as label does (identify.c), and refuses an -a it contradicts. */
-/* An EROFS image: its files as the image holds them (a volume's mount point is not read from
- * it yet: without -a it is listed from "/"). */
+/* An EROFS image: its files as the image holds them. */
 static int dump_erofs(struct dumpargs *a, struct label_stats *st)
 {
 	struct erofs_img *ero;
@@ -424,10 +423,12 @@ static int dump_walk(struct dumpargs *a, struct label_stats *st)
 		return EXIT_USAGE;
 	if (a->ip.where.set)
 		part_say("dump", a->target, &a->ip.where);
-	if (a->ip.where.set ? a->ip.where.erofs : erofs_probe(a->target) > 0)
-		return dump_erofs(a, st);
-	(void)img_identify(a->target, &a->ip.where, &id); /* (one that cannot be read: img_open
-							    * says why) */
+	bool erofs = a->ip.where.set ? a->ip.where.erofs : erofs_probe(a->target) > 0;
+	/* (one that cannot be read: the open says why) */
+	if (erofs)
+		(void)erofs_identify(a->target, &a->ip.where, &id);
+	else
+		(void)img_identify(a->target, &a->ip.where, &id);
 	if (ident_choose("dump", a->target, &id, a->mp, a->force_mp, &mp) < 0) {
 		ident_free(&id);
 		return EXIT_USAGE;
@@ -435,6 +436,10 @@ static int dump_walk(struct dumpargs *a, struct label_stats *st)
 	if (mp && !a->mp)
 		a->o.mountpoint = mp;
 	ident_say(stderr, "dump", a->target, &id, "listed");
+	if (erofs) {
+		ident_free(&id);
+		return dump_erofs(a, st);
+	}
 	if (img_open(&img, a->target, 0, &a->ip, "dump")) {
 		ident_free(&id);
 		return EXIT_USAGE;

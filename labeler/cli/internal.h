@@ -36,6 +36,10 @@ struct command {
 	const char *summary;
 };
 
+/* What an EROFS image (part: a partition of a disk, or unset) says of itself (erofsident.c):
+ * 0, or -1 when it cannot be read (id left empty: the run's open says why). */
+int erofs_identify(const char *path, const struct img_part *part, struct img_identity *id);
+
 int cmd_label(int argc, char **argv, const struct command *self);
 int cmd_check(int argc, char **argv, const struct command *self);
 int cmd_relabel(int argc, char **argv, const struct command *self);

@@ -132,9 +132,13 @@ static int identify(struct run *c)
 			"only\n", c->cmd, qname(c->target));
 		return EXIT_USAGE;
 	}
-	if (c->tree || c->erofs) /* (EROFS: a volume name and shape are not read yet) */
+	if (c->tree)
 		return EXIT_OK;
-	(void)img_identify(c->target, &c->ip.where, &c->id); /* (one that cannot be read: img_open says why) */
+	/* (one that cannot be read: the open says why) */
+	if (c->erofs)
+		(void)erofs_identify(c->target, &c->ip.where, &c->id);
+	else
+		(void)img_identify(c->target, &c->ip.where, &c->id);
 	if (ident_choose(c->cmd, c->target, &c->id, c->mp, c->force_mp, &mp) < 0)
 		return EXIT_USAGE;
 	if (!mp)

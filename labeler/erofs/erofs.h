@@ -54,6 +54,8 @@ int erofs_read_nid(struct erofs_img *img, uint64_t nid, char **buf, size_t *len,
 int erofs_list(struct erofs_img *img, uint64_t dir, bool (*fn)(const char *name, size_t nlen,
 							     void *arg),
 	       void *arg, char *why, size_t n);
+/* The volume name mkfs.erofs -L gave it ("" when none), NUL-terminated. */
+void erofs_volume_name(const struct erofs_img *img, char out[17]);
 /* Whether the root directory carries a label. */
 bool erofs_is_labeled(struct erofs_img *img);
 /* What `label` and `relabel` say when given an EROFS image. */

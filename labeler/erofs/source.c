@@ -158,3 +158,10 @@ bool erofs_is_labeled(struct erofs_img *img)
 	return !erofs_inode_read(img, img->root_nid, &root, why, sizeof(why)) &&
 	       !erofs_xattr_get(img, &root, LABEL_NAME, &v, &l, why, sizeof(why)) && v;
 }
+
+void erofs_volume_name(const struct erofs_img *img, char out[17])
+{
+	/* (struct erofs_super_block's volume_name: 16 bytes at 64, NUL-padded) */
+	memcpy(out, img->base + EROFS_SB_OFFSET + 64, 16);
+	out[16] = 0;
+}

@@ -126,6 +126,17 @@ struct img_identity {
 errcode_t img_identify(const char *path, const struct img_part *part, struct img_identity *id);
 /* The same, from an open file system. */
 void ident_read(ext2_filsys fs, struct img_identity *id);
+/* ... of any tree (an EROFS image): the mode of a path from its root (following no symlink; 0
+ * when absent), its root's entries (ident_top_add each), its volume name and where it was last
+ * mounted ("" or NULL: none). */
+struct ident_tree {
+	void *arg;
+	unsigned (*mode_at)(void *arg, const char *rel, size_t len);
+	void (*list_top)(void *arg, struct img_identity *id);
+	const char *volume, *last_mounted;
+};
+void ident_read_tree(const struct ident_tree *t, struct img_identity *id);
+bool ident_top_add(struct img_identity *id, const char *name, size_t len, unsigned mode);
 void ident_free(struct img_identity *id);
 /* The mount point a run takes: given is -a's ("" the root, NULL none), force
  * --force-mount-point. 0 with *mp the image's own when there is no -a (NULL: the root, as

@@ -80,8 +80,9 @@ static const char *const android_mps[] = {
 
 /* The mode of the file at rel (components separated by '/') below the root, following no
  * symlink (an image's symlinks name paths on the device, not in the image); 0 when absent. */
-static unsigned mode_at(ext2_filsys fs, const char *rel, size_t len)
+static unsigned ext_mode_at(void *arg, const char *rel, size_t len)
 {
+	ext2_filsys fs = arg;
 	ext2_ino_t ino = EXT2_ROOT_INO;
 	unsigned mode = LINUX_S_IFDIR;
 	struct ext2_inode in;
@@ -105,23 +106,23 @@ static unsigned mode_at(ext2_filsys fs, const char *rel, size_t len)
 }
 
 /* Whether one path of a shape (as written there: a trailing '/' or '*') is there. */
-static bool has(ext2_filsys fs, const char *p, size_t len)
+static bool has(const struct ident_tree *t, const char *p, size_t len)
 {
 	char last = len ? p[len - 1] : 0;
-	unsigned mode = mode_at(fs, p, last == '/' || last == '*' ? len - 1 : len);
+	unsigned mode = t->mode_at(t->arg, p, last == '/' || last == '*' ? len - 1 : len);
 	if (last == '/')
-		return LINUX_S_ISDIR(mode);
+		return S_ISDIR(mode);
 	if (last == '*')
-		return LINUX_S_ISREG(mode) || LINUX_S_ISLNK(mode);
-	return LINUX_S_ISREG(mode);
+		return S_ISREG(mode) || S_ISLNK(mode);
+	return S_ISREG(mode);
 }
 
 /* The first alternative of need that is there, into out ("" when none). */
-static bool has_any(ext2_filsys fs, const char *need, char *out, size_t n)
+static bool has_any(const struct ident_tree *t, const char *need, char *out, size_t n)
 {
 	for (const char *a = need; *a;) {
 		size_t len = strcspn(a, "|");
-		if (has(fs, a, len)) {
+		if (has(t, a, len)) {
 			size_t k = a[len - 1] == '*' ? len - 1 : len;
 			snprintf(out, n, "%.*s", (int)k, a);
 			return true;
@@ -132,13 +133,13 @@ static bool has_any(ext2_filsys fs, const char *need, char *out, size_t n)
 }
 
 /* The shape of the tree: its mount point and why ("it holds A and B, as a vendor image does"). */
-static const char *read_shape(ext2_filsys fs, char *why, size_t n)
+static const char *read_shape(const struct ident_tree *t, char *why, size_t n)
 {
 	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
 		char found[4][96];
 		size_t k = 0;
 		while (k < 4 && shapes[s].need[k] &&
-		       has_any(fs, shapes[s].need[k], found[k], sizeof(found[k])))
+		       has_any(t, shapes[s].need[k], found[k], sizeof(found[k])))
 			k++;
 		if (k < 4 && shapes[s].need[k])
 			continue;
@@ -170,6 +171,24 @@ static const char *named_mp(const char *s, bool last_mounted)
 	return NULL;
 }
 
+/* One entry of the root into id->top (not lost+found, nor . and ..): false when full. */
+bool ident_top_add(struct img_identity *id, const char *name, size_t len, unsigned mode)
+{
+	if ((len == 1 && name[0] == '.') || (len == 2 && !memcmp(name, "..", 2)) ||
+	    (len == 10 && !memcmp(name, "lost+found", 10)))
+		return true;
+	if (!id->top || id->ntop == TOP_MAX)
+		return false;
+	char *n = malloc(len + 1);
+	if (!n)
+		return false;
+	memcpy(n, name, len);
+	n[len] = 0;
+	id->top[id->ntop].name = n;
+	id->top[id->ntop++].mode = mode;
+	return true;
+}
+
 struct top_ctx {
 	ext2_filsys fs;
 	struct img_identity *id;
@@ -178,38 +197,19 @@ struct top_ctx {
 static int top_entry(struct ext2_dir_entry *de, int offset, int blocksize, char *buf, void *arg)
 {
 	struct top_ctx *t = arg;
-	struct img_identity *id = t->id;
-	int len = ext2fs_dirent_name_len(de);
 	struct ext2_inode in;
 
-	if (!de->inode || (len == 1 && de->name[0] == '.') ||
-	    (len == 2 && !memcmp(de->name, "..", 2)) ||
-	    (len == 10 && !memcmp(de->name, "lost+found", 10)))
+	if (!de->inode || ext2fs_read_inode(t->fs, de->inode, &in))
 		return 0;
-	if (id->ntop == TOP_MAX)
-		return DIRENT_ABORT;
-	if (ext2fs_read_inode(t->fs, de->inode, &in))
-		return 0;
-	char *name = malloc((size_t)len + 1);
-	if (!name)
-		return DIRENT_ABORT;
-	memcpy(name, de->name, (size_t)len);
-	name[len] = 0;
-	id->top[id->ntop].name = name;
-	id->top[id->ntop++].mode = in.i_mode;
-	return 0;
+	return ident_top_add(t->id, de->name, (size_t)ext2fs_dirent_name_len(de), in.i_mode) ? 0
+											  : DIRENT_ABORT;
 }
 
-/* The volume name and s_last_mounted: as text, and what they name. */
-static void read_super(ext2_filsys fs, struct img_identity *id)
+/* A name of the superblock (not NUL-terminated when it fills its field), as text. */
+static void field(char *out, const void *in, size_t n)
 {
-	const struct ext2_super_block *sb = fs->super;
-	memcpy(id->volume, sb->s_volume_name, sizeof(sb->s_volume_name));
-	id->volume[sizeof(sb->s_volume_name)] = 0;
-	memcpy(id->last_mounted, sb->s_last_mounted, sizeof(sb->s_last_mounted));
-	id->last_mounted[sizeof(sb->s_last_mounted)] = 0;
-	id->by_volume = *id->volume ? named_mp(id->volume, false) : NULL;
-	id->by_last = *id->last_mounted ? named_mp(id->last_mounted, true) : NULL;
+	memcpy(out, in, n);
+	out[n] = 0;
 }
 
 /* What the three say together: the shape is what is in the image, and decides between a
@@ -243,17 +243,36 @@ static void decide(struct img_identity *id)
 	}
 }
 
-void ident_read(ext2_filsys fs, struct img_identity *id)
+void ident_read_tree(const struct ident_tree *t, struct img_identity *id)
 {
 	memset(id, 0, sizeof(*id));
-	read_super(fs, id);
-	id->by_shape = read_shape(fs, id->shape_why, sizeof(id->shape_why));
+	snprintf(id->volume, sizeof(id->volume), "%s", t->volume ? t->volume : "");
+	snprintf(id->last_mounted, sizeof(id->last_mounted), "%s",
+		 t->last_mounted ? t->last_mounted : "");
+	id->by_volume = *id->volume ? named_mp(id->volume, false) : NULL;
+	id->by_last = *id->last_mounted ? named_mp(id->last_mounted, true) : NULL;
+	id->by_shape = read_shape(t, id->shape_why, sizeof(id->shape_why));
 	decide(id);
-	if ((id->top = calloc(TOP_MAX, sizeof(*id->top)))) {
-		struct top_ctx t = { fs, id };
-		(void)ext2fs_dir_iterate(fs, EXT2_ROOT_INO, 0, NULL, top_entry, &t);
-	}
+	if ((id->top = calloc(TOP_MAX, sizeof(*id->top))) && t->list_top)
+		t->list_top(t->arg, id);
 	id->read = true;
+}
+
+static void ext_list_top(void *arg, struct img_identity *id)
+{
+	struct top_ctx t = { arg, id };
+	(void)ext2fs_dir_iterate(t.fs, EXT2_ROOT_INO, 0, NULL, top_entry, &t);
+}
+
+void ident_read(ext2_filsys fs, struct img_identity *id)
+{
+	const struct ext2_super_block *sb = fs->super;
+	char volume[sizeof(sb->s_volume_name) + 1], last[sizeof(sb->s_last_mounted) + 1];
+	field(volume, sb->s_volume_name, sizeof(sb->s_volume_name));
+	field(last, sb->s_last_mounted, sizeof(sb->s_last_mounted));
+	struct ident_tree t = { .arg = fs, .mode_at = ext_mode_at, .list_top = ext_list_top,
+				.volume = volume, .last_mounted = last };
+	ident_read_tree(&t, id);
 }
 
 errcode_t img_identify(const char *path, const struct img_part *part, struct img_identity *id)

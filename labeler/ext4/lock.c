@@ -142,7 +142,7 @@ static void add_dev(struct part_devs *d, dev_t dev, const char *name)
 {
 	if (d->n < sizeof(d->dev) / sizeof(d->dev[0])) {
 		d->dev[d->n] = dev;
-		snprintf(d->name[d->n++], sizeof(d->name[0]), "%s", name);
+		snprintf(d->name[d->n++], sizeof(d->name[0]), "%.280s", name);
 	}
 }
 
@@ -173,7 +173,7 @@ static void sysfs_parts_at(dev_t whole, struct part_devs *d)
 		got = fgets(buf, sizeof(buf), fp) && sscanf(buf, "%u:%u", &ma, &mi) == 2;
 		fclose(fp);
 		if (got) {
-			snprintf(f, sizeof(f), "/dev/%s", de->d_name);
+			snprintf(f, sizeof(f), "/dev/%.200s", de->d_name);
 			add_dev(d, makedev(ma, mi), f);
 		}
 	}
