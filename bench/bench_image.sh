@@ -156,7 +156,7 @@ erofs_section() {
 		cmp -s "$out/erofs-ext4.nolf" "$out/$(basename "$i").dump" || {
 			agree=no; echo "  DISAGREE: fclabel dump of $(basename "$i") differs from the ext4 image's: $(diff "$out/erofs-ext4.nolf" "$out/$(basename "$i").dump" | head -n 4 | tr '\n' '|')"; }
 	done
-	rm -f "$out"/*.dump "$out/erofs-ext4.nolf"
+	rm -f "$out"/*.dump "$out/erofs-ext4.nolf" "$out/agree.out" "$out/agree.err"
 	if [ $agree != yes ]; then
 		echo "  no figures: the results do not agree (a benchmark measuring a failure is worthless)"
 		rm -f "$e4"; return
