@@ -3,6 +3,21 @@
 # in the same run: fclabel label; e2fsck -fn on the same image (the floor: one metadata pass);
 # and, where loop mounts work, setfiles -F on a mounted copy with libselinux 3.4 and with the
 # newer libselinux from ../shared/tools/build-libselinux-new. Prints figures and ratios.
+# EROFS beside ext4, the same tree (right after the first figures): mkfs.erofs (erofs-utils)
+# --file-contexts with the same refpolicy (libselinux gives the labels: the newer one where
+# build-libselinux-new builds it, else 3.4, about 4 minutes an image), uncompressed and
+# -zlz4hc,9 -C262144, cached beside the ext4 images; then, on a copy of the ext4 image labeled by
+# fclabel: first that the results agree (fclabel check's exit and counts, the same for all three
+# but the ext4 image's /lost+found in "scanned"; fclabel dump of each EROFS image identical to
+# the ext4 one's but /lost+found; else no figures), then best of BENCH_EROFS_RUNS (5), each
+# round running each command on each image in turn: fclabel check -S refpolicy (nothing
+# differs), fclabel dump >/dev/null, and one metadata pass by each format's own tool, the floor
+# as e2fsck -fn is for label: e2fsck -fn (ext4), fsck.erofs without --extract (every inode,
+# attribute and directory) and dump.erofs -S (every inode and directory, for statistics); each
+# EROFS figure with its ratio to ext4's. The files are empty, so the lz4hc image compresses
+# nothing: its metadata takes the same blocks as the plain one's (cmp: the superblock and about
+# a byte an inode differ), and it shows only that an image with the compression features set is
+# read as fast. BENCH_EROFS_ONLY=1: stop after those.
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 out=$top/tests/out/bench-image
@@ -15,11 +30,10 @@ fc=$shared/refpolicy/file_contexts
 
 img=$out/base.img
 img128=$out/base128.img
-if [ ! -f "$img" ] || [ ! -f "$img128" ] || [ "$(cat "$out/base.n" 2>/dev/null)" != "$n" ]; then
-	echo "bench-image: building a $n-inode tree from this machine's shape..."
-	rm -rf "$out/tree" "$img"
-	find /usr /etc /var /opt /root /srv /home -xdev \( -path "$top/tests/out" -prune \) -o -printf '%y %p\n' 2>/dev/null |
-		head -n "$n" | tee "$out/paths.txt" | python3 -c '
+# mktree: $out/tree from $out/paths.txt (the tree every image here is made of; empty files)
+mktree() {
+	rm -rf "$out/tree"
+	python3 -c '
 import os, sys
 root = sys.argv[1]
 for line in sys.stdin:
@@ -36,14 +50,23 @@ for line in sys.stdin:
                 open(dst, "w").close()
     except OSError:
         pass
-' "$out/tree"
+' "$out/tree" <"$out/paths.txt"
+}
+if [ ! -f "$img" ] || [ ! -f "$img128" ] || [ ! -f "$out/paths.txt" ] ||
+   [ "$(cat "$out/base.n" 2>/dev/null)" != "$n" ]; then
+	echo "bench-image: building a $n-inode tree from this machine's shape..."
+	rm -rf "$out/tree" "$img"
+	find /usr /etc /var /opt /root /srv /home -xdev \( -path "$top/tests/out" -prune \) -o -printf '%y %p\n' 2>/dev/null |
+		head -n "$n" >"$out/paths.txt"
+	mktree
 	count=$(find "$out/tree" | wc -l)
 	mke2fs -q -t ext4 -I 256 -N $((count + 1000)) -d "$out/tree" "$img" 2G >/dev/null 2>&1 ||
 		{ echo "bench-image: mke2fs failed"; exit 1; }
 	# the same tree with 128-byte inodes: every label in an attribute block
 	mke2fs -q -t ext4 -I 128 -N $((count + 1000)) -d "$out/tree" "$img128" 2G >/dev/null 2>&1 ||
 		{ echo "bench-image: mke2fs -I 128 failed"; exit 1; }
-	rm -rf "$out/tree"
+	# (the tree is kept for the EROFS images below, unless only the ext4 image is wanted)
+	[ -n "${BENCH_BUILD_ONLY:-}" ] && rm -rf "$out/tree"
 	echo "$n" >"$out/base.n"
 fi
 [ -n "${BENCH_BUILD_ONLY:-}" ] && exit 0 # bench_tree.sh: only the image
@@ -68,6 +91,127 @@ echo "e2fsck -fn        : $fs_s s (exit $1: $( [ "$1" = 0 ] && echo clean || ech
 set -- $(measure "$top/fclabel" label "$out/work.img" -S "$fc")
 echo "fclabel label again (nothing to write): $2 s: $(grep scanned "$out/cmd.err" | tail -n 1)"
 echo "fclabel / e2fsck  : $(awk -v a="$fl_s" -v b="$fs_s" 'BEGIN { printf "%.2fx (target <= 2x)", a / b }')"
+
+# ---- EROFS beside ext4: the same tree, check and dump (see the header) ----------------------
+# measure_ms OUT CMD...: as measure, CMD's standard output to OUT (/dev/null: as a dump's), the
+# seconds to the millisecond (these runs take a tenth of a second: time's %e says hundredths)
+measure_ms() {
+	_o=$1; shift
+	_t0=$(date +%s%N)
+	/usr/bin/time -f '%M' -o "$out/time" "$@" >"$_o" 2>"$out/cmd.err"
+	_rc=$?
+	_t1=$(date +%s%N)
+	echo "$_rc $(awk -v a="$_t0" -v b="$_t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }') $(tail -n 1 "$out/time")"
+}
+erofs_section() {
+	command -v mkfs.erofs >/dev/null 2>&1 || {
+		echo "EROFS: skipped (mkfs.erofs not installed: Debian package erofs-utils)"; rm -rf "$out/tree"; return; }
+	ep=$out/base.erofs ez=$out/base-lz4hc.erofs
+	if [ ! "$ep" -nt "$img" ] || [ ! "$ez" -nt "$img" ] || [ ! "$ep" -nt "$fc" ] || [ ! "$ez" -nt "$fc" ]; then
+		[ -d "$out/tree" ] || { echo "bench-image: the tree again, for the EROFS images..."; mktree; }
+		elib=$(bash "$top/../shared/tools/build-libselinux-new" 2>/dev/null | tail -n 1)
+		if [ -f "$elib/libselinux.so.1" ]; then
+			ename="libselinux $(sed -n 's/^libselinux_\(.*\)\.orig.*/\1/p' "$elib/VERSION" 2>/dev/null)"
+		else
+			elib= ename="libselinux 3.4 (the newer one did not build: about 4 minutes an image)"
+		fi
+		echo "bench-image: mkfs.erofs --file-contexts $fc ($ename), uncompressed and lz4hc..."
+		rm -f "$ep" "$ez"
+		LD_LIBRARY_PATH=$elib mkfs.erofs --quiet --file-contexts="$fc" "$ep.tmp" "$out/tree" >"$out/mkfs.err" 2>&1 &&
+		LD_LIBRARY_PATH=$elib mkfs.erofs --quiet -zlz4hc,9 -C262144 --file-contexts="$fc" "$ez.tmp" "$out/tree" >>"$out/mkfs.err" 2>&1 || {
+			echo "EROFS: mkfs.erofs failed: $(tail -n 2 "$out/mkfs.err" | tr '\n' '|')"; rm -rf "$out/tree" "$ep.tmp" "$ez.tmp"; return; }
+		mv "$ep.tmp" "$ep" && mv "$ez.tmp" "$ez"
+		echo "$ename" >"$out/erofs.lib"
+	fi
+	rm -rf "$out/tree"
+	# the ext4 side: the same image labeled by fclabel with the same policy
+	e4=$out/erofs-ext4.img
+	cp --sparse=always "$img" "$e4"
+	"$top/fclabel" label "$e4" -S "$fc" >/dev/null 2>"$out/cmd.err" ||
+		{ echo "EROFS: fclabel label of the ext4 copy failed: $(tail -n 1 "$out/cmd.err")"; return; }
+	sync
+	echo "EROFS beside ext4, the same tree: ext4 $(($(du -k "$e4" | cut -f1) / 1024)) MiB allocated (labeled by fclabel); EROFS" \
+	     "by mkfs.erofs --file-contexts ($(cat "$out/erofs.lib" 2>/dev/null)): uncompressed $(($(stat -c %s "$ep") / 1048576)) MiB, lz4hc $(($(stat -c %s "$ez") / 1048576)) MiB"
+	# do they agree? check's exit and counts; the dumps, but /lost+found (only ext4 has one)
+	agree=yes sums="" rcs="" scans=""
+	for i in "$e4" "$ep" "$ez"; do
+		"$top/fclabel" check "$i" -S "$fc" >"$out/agree.out" 2>"$out/agree.err"
+		rcs="$rcs $?"
+		line=$(grep 'scanned' "$out/agree.err" | tail -n 1)
+		scans="$scans $(echo "$line" | sed -n 's/.*scanned \([0-9]*\),.*/\1/p')"
+		sums="$sums|$(echo "$line" | sed 's/.*scanned [0-9]*, //; s/unchanged [0-9]*, //; s/, [0-9.]* s$//')"
+		"$top/fclabel" dump "$i" >"$out/$(basename "$i").dump" 2>"$out/agree.err" ||
+			{ agree=no; echo "  DISAGREE: fclabel dump $i: exit $?: $(tail -n 1 "$out/agree.err")"; }
+	done
+	set -- $rcs; [ "$1" = "$2" ] && [ "$1" = "$3" ] || { agree=no; echo "  DISAGREE: check's exit: ext4, EROFS, lz4hc:$rcs"; }
+	set -- $scans
+	e4n=$(wc -l <"$out/erofs-ext4.img.dump")
+	grep -v '^/lost+found	' "$out/erofs-ext4.img.dump" >"$out/erofs-ext4.nolf"
+	nolf=$(wc -l <"$out/erofs-ext4.nolf")
+	[ "$1" = "$e4n" ] && [ "$2" = "$nolf" ] && [ "$3" = "$nolf" ] ||
+		{ agree=no; echo "  DISAGREE: scanned ext4, EROFS, lz4hc:$scans; dump lines ext4 $e4n, but /lost+found $nolf"; }
+	[ "$(echo "$sums" | tr '|' '\n' | sed 1d | sort -u | wc -l)" = 1 ] ||
+		{ agree=no; echo "  DISAGREE: check's counts: $sums"; }
+	for i in "$ep" "$ez"; do
+		cmp -s "$out/erofs-ext4.nolf" "$out/$(basename "$i").dump" || {
+			agree=no; echo "  DISAGREE: fclabel dump of $(basename "$i") differs from the ext4 image's: $(diff "$out/erofs-ext4.nolf" "$out/$(basename "$i").dump" | head -n 4 | tr '\n' '|')"; }
+	done
+	rm -f "$out"/*.dump "$out/erofs-ext4.nolf" "$out/agree.out" "$out/agree.err"
+	if [ $agree != yes ]; then
+		echo "  no figures: the results do not agree (a benchmark measuring a failure is worthless)"
+		rm -f "$e4"; return
+	fi
+	echo "  agree: check exits $(echo $rcs | tr ' ' '/') (ext4/EROFS/lz4hc), counts alike ($(echo "$sums" | cut -d'|' -f2)), scanned $(echo $scans | tr ' ' '/') (ext4's /lost+found the difference); the dumps identical but /lost+found ($nolf paths)"
+	# best of BENCH_EROFS_RUNS; each round runs each command on each image in turn
+	runs=${BENCH_EROFS_RUNS:-5}
+	rm -f "$out"/er.*.t
+	r=0; while [ $r -lt "$runs" ]; do
+		for k in e4 ep ez; do
+			eval "i=\$$k"
+			set -- $(measure_ms "$out/cmd.out" "$top/fclabel" check "$i" -S "$fc")
+			[ "$1" = 0 ] || echo "  (check $i: exit $1)"
+			echo "$2 $3" >>"$out/er.check.$k.t"
+			set -- $(measure_ms /dev/null "$top/fclabel" dump "$i")
+			[ "$1" = 0 ] || echo "  (dump $i: exit $1)"
+			echo "$2 $3" >>"$out/er.dump.$k.t"
+		done
+		set -- $(measure_ms /dev/null e2fsck -fn "$e4")
+		[ "$1" = 0 ] || echo "  (e2fsck -fn: exit $1)"
+		echo "$2 $3" >>"$out/er.floor.e4.t"
+		for k in ep ez; do
+			eval "i=\$$k"
+			set -- $(measure_ms /dev/null fsck.erofs "$i")
+			[ "$1" = 0 ] || echo "  (fsck.erofs $i: exit $1)"
+			echo "$2 $3" >>"$out/er.floor.$k.t"
+			set -- $(measure_ms /dev/null dump.erofs -S "$i")
+			[ "$1" = 0 ] || echo "  (dump.erofs -S $i: exit $1)"
+			echo "$2 $3" >>"$out/er.stat.$k.t"
+		done
+		r=$((r + 1))
+	done
+	eb() { best <"$out/er.$1.t"; }
+	emib() { echo "$(( $(sort -n -k2 "$out/er.$1.t" | tail -n 1 | cut -d' ' -f2) / 1024 ))"; }
+	ex() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }'; }
+	erow() { # LABEL WHAT: ext4 | EROFS (x ext4) | lz4hc (x ext4)
+		printf '  %-37s: ext4 %s s | EROFS %s s (%s) | EROFS lz4hc %s s (%s)\n' "$1" \
+			"$(eb "$2.e4")" "$(eb "$2.ep")" "$(ex "$(eb "$2.ep")" "$(eb "$2.e4")")" \
+			"$(eb "$2.ez")" "$(ex "$(eb "$2.ez")" "$(eb "$2.e4")")"
+	}
+	echo "  best of $runs, warm cache; in brackets, EROFS / ext4:"
+	erow "fclabel check -S refpolicy" check
+	erow "fclabel dump >/dev/null" dump
+	erow "floor: e2fsck -fn | fsck.erofs" floor
+	printf '  %-37s: %10s | EROFS %s s (%s) | EROFS lz4hc %s s (%s)\n' "peer: dump.erofs -S (no attributes)" "" \
+		"$(eb stat.ep)" "$(ex "$(eb stat.ep)" "$(eb floor.e4)")" "$(eb stat.ez)" "$(ex "$(eb stat.ez)" "$(eb floor.e4)")"
+	echo "  fclabel / its format's floor: check ext4 $(ex "$(eb check.e4)" "$(eb floor.e4)"), EROFS $(ex "$(eb check.ep)" "$(eb floor.ep)"), lz4hc $(ex "$(eb check.ez)" "$(eb floor.ez)"); dump ext4 $(ex "$(eb dump.e4)" "$(eb floor.e4)"), EROFS $(ex "$(eb dump.ep)" "$(eb floor.ep)"), lz4hc $(ex "$(eb dump.ez)" "$(eb floor.ez)")"
+	echo "  peak: check ext4 $(emib check.e4) MiB, EROFS $(emib check.ep) MiB, lz4hc $(emib check.ez) MiB; dump ext4 $(emib dump.e4) MiB, EROFS $(emib dump.ep) MiB, lz4hc $(emib dump.ez) MiB"
+	rm -f "$e4" "$out"/er.*.t
+}
+erofs_section
+if [ -n "${BENCH_EROFS_ONLY:-}" ]; then
+	rm -f "$out/work.img"
+	exit 0
+fi
 
 # BENCH_BEFORE=BIN: another fclabel (the build before a change) against this one, in this run:
 # best of BENCH_RUNS (3) each, alternating, each on a fresh copy: a copy-mode label and an

@@ -40,7 +40,8 @@ if [ "${1:-}" = fuzz ]; then
 	need clang command -v clang
 	need libclang-rt-dev fuzz_ok
 fi
-# EROFS images (t_erofs): Debian's mkfs.erofs builds them
+# EROFS images (t_erofs, t_dump, make bench-image): Debian's mkfs.erofs builds them; fsck.erofs
+# and dump.erofs are bench-image's EROFS floor
 need erofs-utils command -v mkfs.erofs
 need time test -x /usr/bin/time
 need valgrind command -v valgrind
