@@ -10,28 +10,12 @@
 
 #include "internal.h"
 
-/* The mode of rel ('/'-separated, from the root), following no symlink; 0 when absent. */
-static unsigned ero_mode_at(void *arg, const char *rel, size_t len)
+/* name in directory *dir: its mode, *dir its nid; 0 when absent. */
+static unsigned ero_lookup(void *arg, uint64_t *dir, const char *name, size_t n)
 {
-	struct erofs_img *ero = arg;
-	uint64_t nid = erofs_root_nid(ero);
-	unsigned mode = S_IFDIR;
+	unsigned mode;
 	char why[256];
-
-	while (len) {
-		size_t n = 0;
-		while (n < len && rel[n] != '/')
-			n++;
-		if (!S_ISDIR(mode) || !n || erofs_find(ero, nid, rel, n, &nid, &mode, why, sizeof(why)))
-			return 0;
-		rel += n;
-		len -= n;
-		if (len) {
-			rel++;
-			len--;
-		}
-	}
-	return mode;
+	return erofs_find(arg, *dir, name, n, dir, &mode, why, sizeof(why)) ? 0 : mode;
 }
 
 struct top {
@@ -67,8 +51,8 @@ int erofs_identify(const char *path, const struct img_part *part, struct img_ide
 			     why, sizeof(why)))
 		return -1; /* (the run's own open says why) */
 	erofs_volume_name(ero, volume);
-	struct ident_tree t = { .arg = ero, .mode_at = ero_mode_at, .list_top = ero_list_top,
-				.volume = volume };
+	struct ident_tree t = { .arg = ero, .root = erofs_root_nid(ero), .lookup = ero_lookup,
+				.list_top = ero_list_top, .volume = volume };
 	ident_read_tree(&t, id);
 	erofs_close(ero);
 	return 0;

@@ -126,12 +126,13 @@ struct img_identity {
 errcode_t img_identify(const char *path, const struct img_part *part, struct img_identity *id);
 /* The same, from an open file system. */
 void ident_read(ext2_filsys fs, struct img_identity *id);
-/* ... of any tree (an EROFS image): the mode of a path from its root (following no symlink; 0
- * when absent), its root's entries (ident_top_add each), its volume name and where it was last
- * mounted ("" or NULL: none). */
+/* ... of any tree (an EROFS image): a name's mode in directory *dir (n bytes; *dir then its
+ * inode; 0 when absent), from root; the root's entries (ident_top_add each); its volume name
+ * and where it was last mounted ("" or NULL: none). */
 struct ident_tree {
 	void *arg;
-	unsigned (*mode_at)(void *arg, const char *rel, size_t len);
+	uint64_t root;
+	unsigned (*lookup)(void *arg, uint64_t *dir, const char *name, size_t n);
 	void (*list_top)(void *arg, struct img_identity *id);
 	const char *volume, *last_mounted;
 };

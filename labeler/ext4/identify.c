@@ -80,21 +80,17 @@ static const char *const android_mps[] = {
 
 /* The mode of the file at rel (components separated by '/') below the root, following no
  * symlink (an image's symlinks name paths on the device, not in the image); 0 when absent. */
-static unsigned ext_mode_at(void *arg, const char *rel, size_t len)
+static unsigned mode_at(const struct ident_tree *t, const char *rel, size_t len)
 {
-	ext2_filsys fs = arg;
-	ext2_ino_t ino = EXT2_ROOT_INO;
-	unsigned mode = LINUX_S_IFDIR;
-	struct ext2_inode in;
+	uint64_t dir = t->root;
+	unsigned mode = S_IFDIR;
 
 	while (len) {
 		size_t n = 0;
 		while (n < len && rel[n] != '/')
 			n++;
-		if (!LINUX_S_ISDIR(mode) || !n ||
-		    ext2fs_lookup(fs, ino, rel, (int)n, NULL, &ino) || ext2fs_read_inode(fs, ino, &in))
+		if (!S_ISDIR(mode) || !n || !(mode = t->lookup(t->arg, &dir, rel, n)))
 			return 0;
-		mode = in.i_mode;
 		rel += n;
 		len -= n;
 		if (len) {
@@ -105,11 +101,24 @@ static unsigned ext_mode_at(void *arg, const char *rel, size_t len)
 	return mode;
 }
 
+/* name in directory *dir of an ext2/3/4 file system: its mode, *dir its inode; 0 when absent. */
+static unsigned ext_lookup(void *arg, uint64_t *dir, const char *name, size_t n)
+{
+	ext2_filsys fs = arg;
+	ext2_ino_t ino;
+	struct ext2_inode in;
+	if (ext2fs_lookup(fs, (ext2_ino_t)*dir, name, (int)n, NULL, &ino) ||
+	    ext2fs_read_inode(fs, ino, &in))
+		return 0;
+	*dir = ino;
+	return in.i_mode;
+}
+
 /* Whether one path of a shape (as written there: a trailing '/' or '*') is there. */
 static bool has(const struct ident_tree *t, const char *p, size_t len)
 {
 	char last = len ? p[len - 1] : 0;
-	unsigned mode = t->mode_at(t->arg, p, last == '/' || last == '*' ? len - 1 : len);
+	unsigned mode = mode_at(t, p, last == '/' || last == '*' ? len - 1 : len);
 	if (last == '/')
 		return S_ISDIR(mode);
 	if (last == '*')
@@ -270,8 +279,8 @@ void ident_read(ext2_filsys fs, struct img_identity *id)
 	char volume[sizeof(sb->s_volume_name) + 1], last[sizeof(sb->s_last_mounted) + 1];
 	field(volume, sb->s_volume_name, sizeof(sb->s_volume_name));
 	field(last, sb->s_last_mounted, sizeof(sb->s_last_mounted));
-	struct ident_tree t = { .arg = fs, .mode_at = ext_mode_at, .list_top = ext_list_top,
-				.volume = volume, .last_mounted = last };
+	struct ident_tree t = { .arg = fs, .root = EXT2_ROOT_INO, .lookup = ext_lookup,
+				.list_top = ext_list_top, .volume = volume, .last_mounted = last };
 	ident_read_tree(&t, id);
 }
 
