@@ -114,6 +114,7 @@ static int superblock(struct erofs_img *img, char *why, size_t n)
 		return -1;
 	}
 	img->root_nid = erofs_le16(sb + 14);
+	img->packed_nid = erofs_le64(sb + 96);
 	img->inos = erofs_le64(sb + 16);
 	img->meta_off = (uint64_t)erofs_le32(sb + 40) << img->blkbits;
 	img->xattr_off = (uint64_t)erofs_le32(sb + 44) << img->blkbits;
@@ -138,7 +139,9 @@ int erofs_open(const char *path, struct erofs_img **out, char *why, size_t n)
 {
 	struct erofs_img *img = calloc(1, sizeof(*img));
 	*out = NULL;
-	if (!img || !(img->name = strdup(path))) {
+	if (!img || !(img->name = strdup(path)) || !(img->packed = calloc(1, sizeof(*img->packed)))) {
+		if (img)
+			free(img->name);
 		free(img);
 		snprintf(why, n, "%s: out of memory", path);
 		return -1;
@@ -166,6 +169,9 @@ void erofs_close(struct erofs_img *img)
 		free((void *)img->base);
 	if (img->fd >= 0)
 		close(img->fd);
+	if (img->packed)
+		free(img->packed->data);
+	free(img->packed);
 	free(img->prefixes);
 	free(img->name);
 	free(img);
