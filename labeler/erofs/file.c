@@ -42,68 +42,6 @@ static int read_whole(struct erofs_img *img, const struct erofs_inode *ino, char
 	return 0;
 }
 
-/* The packed inode's data is read whole, at most this much */
-#define PACKED_MAX ((uint64_t)1 << 30)
-
-/* Reads the packed inode whole into img->packed (once; a failure is kept). */
-static void packed_load(const struct erofs_img *img)
-{
-	struct erofs_packed *p = img->packed;
-	struct erofs_inode ino;
-	char w[200];
-	p->state = -1;
-	if (!img->packed_nid || erofs_inode_read(img, img->packed_nid, &ino, w, sizeof(w))) {
-		snprintf(p->err, sizeof(p->err), "its packed inode (nid %llu): %s",
-			 (unsigned long long)img->packed_nid, img->packed_nid ? w : "none");
-		return;
-	}
-	if (!S_ISREG(ino.mode) || ino.size > PACKED_MAX) {
-		snprintf(p->err, sizeof(p->err), "its packed inode (nid %llu) is not a file of at "
-			 "most 1 GiB (mode 0%o, %llu bytes)", (unsigned long long)img->packed_nid,
-			 ino.mode, (unsigned long long)ino.size);
-		return;
-	}
-	bool z = ino.layout == EROFS_COMPRESSED_FULL || ino.layout == EROFS_COMPRESSED_COMPACT;
-	if (!(p->data = malloc((size_t)ino.size + 1))) {
-		snprintf(p->err, sizeof(p->err), "its packed inode: out of memory");
-		return;
-	}
-	if (z ? erofs_zread(img, &ino, p->data, w, sizeof(w))
-	      : erofs_pread(img, &ino, 0, p->data, (size_t)ino.size, w, sizeof(w))) {
-		snprintf(p->err, sizeof(p->err), "its packed inode (nid %llu): %s",
-			 (unsigned long long)img->packed_nid, w);
-		free(p->data);
-		p->data = NULL;
-		return;
-	}
-	p->size = ino.size;
-	p->state = 1;
-}
-
-int erofs_packed_read(const struct erofs_img *img, const struct erofs_inode *reader, uint64_t off,
-		      unsigned char *out, size_t len, char *why, size_t n)
-{
-	struct erofs_packed *p = img->packed;
-	/* the packed inode's own data in the packed inode: a loop */
-	if (reader && reader->nid == img->packed_nid) {
-		snprintf(why, n, "the packed inode refers to itself");
-		return -1;
-	}
-	if (!p->state)
-		packed_load(img);
-	if (p->state < 0) {
-		snprintf(why, n, "%s", p->err);
-		return -1;
-	}
-	if (off > p->size || len > p->size - off) {
-		snprintf(why, n, "a fragment of %zu bytes at %llu, past the end of the packed inode "
-			 "(%llu bytes)", len, (unsigned long long)off, (unsigned long long)p->size);
-		return -1;
-	}
-	memcpy(out, p->data + off, len);
-	return 0;
-}
-
 /* A regular file's whole data (what erofs_read_file and erofs_read_nid found). */
 static int read_regular(struct erofs_img *img, const struct erofs_inode *ino, char **buf,
 			size_t *len, size_t max, char *why, size_t n)

@@ -124,18 +124,16 @@ int erofs_pread(const struct erofs_img *img, const struct erofs_inode *ino, uint
 /* A compressed file's data, whole (ino->size bytes into out): 0, or -1 with why. */
 int erofs_zread(const struct erofs_img *img, const struct erofs_inode *ino, unsigned char *out,
 		char *why, size_t n);
+/* The packed inode's bytes [off, off + len) into out, for file reader (which may not be the
+ * packed inode itself; NULL: no file): 0, or -1 with why. */
+int erofs_packed_read(const struct erofs_img *img, const struct erofs_inode *reader, uint64_t off,
+		      unsigned char *out, size_t len, char *why, size_t n);
 
 /* ---- zalg.c ---- */
 /* Decodes the pcluster src (slen bytes, zero padding first) compressed with algorithm alg
  * (Z_EROFS_COMPRESSION_*) into the len bytes at out: 0, or -1 with why. */
 int erofs_decode(const struct erofs_img *img, unsigned alg, const unsigned char *src,
 		 size_t slen, unsigned char *out, size_t len, char *why, size_t n);
-
-/* ---- file.c ---- */
-/* The packed inode's bytes [off, off + len) into out, for file reader (which may not be the
- * packed inode itself): 0, or -1 with why. */
-int erofs_packed_read(const struct erofs_img *img, const struct erofs_inode *reader, uint64_t off,
-		      unsigned char *out, size_t len, char *why, size_t n);
 
 /* ---- xattr.c ---- */
 /* The long name prefixes (XATTR_PREFIXES): 0, or -1 with why. */
