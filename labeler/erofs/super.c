@@ -78,8 +78,46 @@ static int load(struct erofs_img *img, char *why, size_t n)
 }
 
 /*
+ * COMPAT_SB_CHKSUM: the superblock's checksum (at 4) is crc32c, seeded with ~0 and not
+ * inverted at the end, of the block from byte 1024 to its end (the block size less 1024, or a
+ * whole block when blocks are 1 KiB or less) with the checksum field read as 0.
+ */
+static uint32_t crc32c(uint32_t crc, const unsigned char *p, size_t len)
+{
+	while (len--) {
+		crc ^= *p++;
+		for (int k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0x82f63b78u & -(crc & 1));
+	}
+	return crc;
+}
+
+static int check_sum(const struct erofs_img *img, char *why, size_t n)
+{
+	const unsigned char *sb = img->base + EROFS_SB_OFFSET;
+	size_t len = (size_t)1 << img->blkbits;
+	if (len > EROFS_SB_OFFSET)
+		len -= EROFS_SB_OFFSET;
+	if (!erofs_in(img, EROFS_SB_OFFSET, len)) {
+		snprintf(why, n, "%s: truncated EROFS image: its superblock's checksummed block "
+			 "runs past its end", img->name);
+		return -1;
+	}
+	static const unsigned char zero[4];
+	uint32_t crc = crc32c(~0u, sb, 4);
+	crc = crc32c(crc, zero, 4);
+	crc = crc32c(crc, sb + 8, len - 8);
+	if (crc != erofs_le32(sb + 4)) {
+		snprintf(why, n, "%s: corrupt EROFS superblock: checksum 0x%08x, its bytes give "
+			 "0x%08x", img->name, erofs_le32(sb + 4), crc);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * The superblock's fields (offsets in struct erofs_super_block): magic 0, checksum 4 (crc32c,
- * with COMPAT_SB_CHKSUM; not checked: every structure read is bounds-checked instead),
+ * with COMPAT_SB_CHKSUM: check_sum),
  * feature_compat 8, blkszbits 12, sb_extslots 13, root nid 14 (16 bits), inos 16, blocks 36,
  * meta_blkaddr 40, xattr_blkaddr 44, feature_incompat 80, dirblkbits 90, xattr_prefix_count 91,
  * xattr_prefix_start 92, packed_nid 96.
@@ -100,6 +138,8 @@ static int superblock(struct erofs_img *img, char *why, size_t n)
 			 img->blkbits);
 		return -1;
 	}
+	if ((img->compat & EROFS_CO_SB_CHKSUM) && check_sum(img, why, n))
+		return -1;
 	if (img->incompat & ~(uint32_t)EROFS_IN_KNOWN) {
 		snprintf(why, n, "%s: EROFS features fclabel does not read (incompat 0x%x%s)",
 			 img->name, img->incompat & ~(uint32_t)EROFS_IN_KNOWN,
