@@ -5,7 +5,8 @@
 # same way, gets, every file's data read as the tree's; label and relabel refuse it (exit 2, the
 # image unchanged byte for byte), naming mkfs.erofs --file-contexts; truncated and corrupted
 # images (a wrong superblock checksum too) get a clear error naming the image, no crash and no
-# hang. (Images of newer erofs-utils, LZMA, DEFLATE, Zstandard: t_erofs_fixtures.)
+# hang. An image in Android's sparse format is read the same. (Images of a newer erofs-utils:
+# LZMA, DEFLATE, Zstandard, fragments, dedupe, compressed directories: t_erofs_fixtures.)
 . "${TOP:-$(cd "$(dirname "$0")/.." && pwd)}/tests/imglib.sh"
 need_image_tools
 command -v mkfs.erofs >/dev/null 2>&1 || skip "mkfs.erofs is not installed (Debian package erofs-utils)"
@@ -188,6 +189,27 @@ expect_eq "long prefix security.+selinux ($n entries): the value after the name"
 cp e.pfx0 c.pfxidx && "$PY" -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[1024 + 91] = 0; open(sys.argv[1], "wb").write(b)' c.pfxidx && resum c.pfxidx
 run pfx2 "$FCLABEL" check c.pfxidx -S fc -a /
 expect_rc "an entry naming a long prefix the image does not have: no label, no crash" 1
+
+# in Android's sparse format (img2simg; as AOSP ships system.img): read the same, expanded into
+# memory; label refuses it, unchanged; a sparse file cut short gets a clear error
+if command -v img2simg >/dev/null 2>&1; then
+	img2simg e.lz4hc.lab s.lz4hc >/dev/null 2>&1 || bad "img2simg failed"
+	want=$(check_list e4.lab fc2 e4.lab.fc2s)
+	got=$(check_list s.lz4hc fc2 s.lz4hc.fc2)
+	if [ "$got" = "$want" ] && cmp -s e4.lab.fc2s.list s.lz4hc.fc2.list; then
+		ok "check of a sparse EROFS image: as ext4 (exit $got, $(wc -l <s.lz4hc.fc2.list) differing)"
+	else
+		bad "check of a sparse EROFS image: exit $got (ext4 $want); $(diff e4.lab.fc2s.list s.lz4hc.fc2.list | head -n 4 | tr '\n' '|')"
+	fi
+	cp s.lz4hc ws.lz4hc
+	run labs "$FCLABEL" label ws.lz4hc -S fc2 -a /
+	expect_rc "label refuses a sparse EROFS image" 2
+	cmp -s ws.lz4hc s.lz4hc && ok "... the image unchanged" || bad "label changed ws.lz4hc"
+	head -c $(($(wc -c <s.lz4hc) / 2)) s.lz4hc >trunc.sparse
+	run strunc "$FCLABEL" check trunc.sparse -S fc -a /
+	expect_rc "a sparse EROFS image cut short: refused" 2
+	expect_match "... saying so" "$(cat strunc.err)" "*trunc.sparse*truncated*"
+fi
 
 # -n (a dry run) reads it too
 run dry "$FCLABEL" label -n e.plain.lab -S fc2 -a /

@@ -197,7 +197,7 @@ static int open_outputs(struct run *c)
 		c->o.list = stdout;
 	if (c->erofs) {
 		char why[600];
-		if (erofs_open(c->target, &c->ero, why, sizeof(why))) {
+		if (eroimg_open(c->target, &c->ero, why, sizeof(why))) {
 			fprintf(stderr, "fclabel %s: %s\n", c->cmd, why);
 			return -1;
 		}
@@ -399,7 +399,7 @@ static int device_data(struct run *c)
 static int erofs_target(struct run *c)
 {
 	int r;
-	if (c->tree || (r = erofs_probe(c->target)) <= 0)
+	if (c->tree || (r = eroimg_probe(c->target)) <= 0)
 		return EXIT_OK; /* (one that cannot be read: the open says why) */
 	c->erofs = true;
 	if (c->check || c->o.mode == LM_DRYRUN)

@@ -20,9 +20,14 @@ struct erofs_img;
 /* Whether the file at path holds an EROFS superblock (its magic at byte 1024): 1, 0 (it does
  * not, or it is too short), -1 when it cannot be read (errno). */
 int erofs_probe(const char *path);
+/* Whether the 4 bytes at byte 1024 of an image are EROFS's magic. */
+bool erofs_is_magic(const unsigned char *m);
 /* Opens the image read-only and checks its superblock: 0, or -1 with why (naming the image)
  * in why. */
 int erofs_open(const char *path, struct erofs_img **out, char *why, size_t n);
+/* The same for an image already open as fd (named name in messages), which the image takes
+ * (closed by erofs_close, or at once when the open fails). */
+int erofs_open_fd(const char *name, int fd, struct erofs_img **out, char *why, size_t n);
 void erofs_close(struct erofs_img *img);
 /* Checks (or, in a dry run, lists) every file of the image through the engine; a write is
  * refused (LSET_REFUSED). 0 when the walk completed. */

@@ -13,6 +13,11 @@
 
 #include "internal.h"
 
+bool erofs_is_magic(const unsigned char *m)
+{
+	return erofs_le32(m) == EROFS_MAGIC;
+}
+
 int erofs_probe(const char *path)
 {
 	unsigned char m[4];
@@ -175,28 +180,36 @@ static int superblock(struct erofs_img *img, char *why, size_t n)
 	return 0;
 }
 
-int erofs_open(const char *path, struct erofs_img **out, char *why, size_t n)
+int erofs_open_fd(const char *name, int fd, struct erofs_img **out, char *why, size_t n)
 {
 	struct erofs_img *img = calloc(1, sizeof(*img));
 	*out = NULL;
-	if (!img || !(img->name = strdup(path)) || !(img->packed = calloc(1, sizeof(*img->packed)))) {
+	if (!img || !(img->name = strdup(name)) || !(img->packed = calloc(1, sizeof(*img->packed)))) {
 		if (img)
 			free(img->name);
 		free(img);
-		snprintf(why, n, "%s: out of memory", path);
+		close(fd);
+		snprintf(why, n, "%s: out of memory", name);
 		return -1;
 	}
-	if ((img->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		snprintf(why, n, "%s: %s", path, strerror(errno));
-		erofs_close(img);
-		return -1;
-	}
+	img->fd = fd;
 	if (load(img, why, n) || superblock(img, why, n) || erofs_prefixes_load(img, why, n)) {
 		erofs_close(img);
 		return -1;
 	}
 	*out = img;
 	return 0;
+}
+
+int erofs_open(const char *path, struct erofs_img **out, char *why, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	*out = NULL;
+	if (fd < 0) {
+		snprintf(why, n, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	return erofs_open_fd(path, fd, out, why, n);
 }
 
 void erofs_close(struct erofs_img *img)

@@ -91,9 +91,9 @@ static int src_open(struct ns *ns, struct src *s, char *path, const char *what, 
 		return -1;
 	}
 	s->image = true;
-	if (erofs_probe(path) == 1) {
+	if (eroimg_probe(path) == 1) {
 		char why[600];
-		if (erofs_open(path, &s->ero, why, sizeof(why))) {
+		if (eroimg_open(path, &s->ero, why, sizeof(why))) {
 			fprintf(stderr, "fclabel %s: %s%s%s\n", ns->cmd, what, sep, why);
 			return -1;
 		}

@@ -1,0 +1,42 @@
+/*
+ * An EROFS image as fclabel is given one: a raw file or a block device, or an Android sparse
+ * image (as AOSP ships system.img). The EROFS reader reads a whole image mapped, and a sparse
+ * image's chunks are not laid out as the file system's blocks, so a sparse one is expanded into
+ * memory first (imgfmt: DONT_CARE chunks stay holes), then read as any other.
+ */
+#include <string.h>
+
+#include "imgfmt.h"
+#include "internal.h"
+
+static bool is_sparse(const char *path)
+{
+	enum img_format f;
+	char why[200];
+	return !imgfmt_detect(path, &f, why, sizeof(why)) && f == IMGFMT_SPARSE;
+}
+
+int eroimg_probe(const char *path)
+{
+	unsigned char m[4];
+	if (!is_sparse(path))
+		return erofs_probe(path);
+	/* (a sparse image that cannot be read is not called EROFS: its open as ext4 says why) */
+	return !imgfmt_sparse_read(path, 1024, m, sizeof(m)) && erofs_is_magic(m);
+}
+
+int eroimg_open(const char *path, struct erofs_img **img, char *why, size_t n)
+{
+	int fd;
+	*img = NULL;
+	if (!is_sparse(path))
+		return erofs_open(path, img, why, n);
+	errcode_t rc = imgfmt_sparse_expand(path, &fd);
+	if (rc) {
+		const char *e = imgfmt_error();
+		snprintf(why, n, "%s: cannot read the Android sparse image: %s", path,
+			 e ? e : strerror((int)rc));
+		return -1;
+	}
+	return erofs_open_fd(path, fd, img, why, n);
+}
