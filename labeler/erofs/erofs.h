@@ -2,8 +2,10 @@
  * labeler/erofs/: an EROFS image, read only (EROFS is written once, by mkfs.erofs, and never
  * changed in place: its labels come from `mkfs.erofs --file-contexts`). Our own reader, from the
  * published on-disk format (the kernel's fs/erofs/erofs_fs.h): the superblock, compact and
- * extended inodes, plain and inline directories, inline and shared xattrs with long name
- * prefixes. Through struct label_src the engine checks an EROFS image as it checks ext4.
+ * extended inodes, plain, inline and compressed directories, inline and shared xattrs with long
+ * name prefixes, data uncompressed, chunked or compressed (LZ4, LZMA, DEFLATE, Zstandard; tail
+ * packing, fragments, dedupe). Through struct label_src the engine checks an EROFS image as it
+ * checks ext4.
  */
 #ifndef LABELER_EROFS_H
 #define LABELER_EROFS_H
