@@ -66,6 +66,10 @@ static int zstd(const unsigned char *src, size_t slen, unsigned char *out, size_
 	ZSTD_inBuffer in = { src, slen, 0 };
 	ZSTD_outBuffer o = { out, len, 0 };
 	size_t r = ZSTD_initDStream(d);
+	/* no window past what an extent decodes to (Z_EROFS_MAX_EXTENT, 12 MiB): a frame asking
+	 * for more is refused rather than given the memory */
+	if (!ZSTD_isError(r))
+		r = ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, 24);
 	/* until the output is full, the frame ends, or no progress is made */
 	while (!ZSTD_isError(r) && o.pos < len) {
 		size_t before = o.pos, inbefore = in.pos;
