@@ -1,11 +1,11 @@
 # EROFS images of a newer erofs-utils than Debian's (fixtures/erofs/, made by
 # fixtures/erofs/make.sh with 1.9.3): LZMA (MicroLZMA), DEFLATE and Zstandard pclusters,
 # ztailpacking, fragments and whole files in the packed inode, dedupe, interlaced uncompressed
-# pclusters, full indexes, compressed directories, 1 KiB blocks. Every file's data is the input
-# tree's (remade by make.sh tree), every label what fixtures/erofs/file_contexts gave mkfs.erofs
-# (check: nothing differs), and another policy finds the same differences in every image; an
-# unknown algorithm is refused, naming it; random corruptions of each image come to a clear end,
-# no crash and no hang.
+# pclusters, full indexes, compressed directories, 1 KiB blocks, two algorithms in one image.
+# Every file's data is the input tree's (remade by make.sh tree), every label what
+# fixtures/erofs/file_contexts gave mkfs.erofs (check: nothing differs), and another policy finds
+# the same differences in every image; an unknown algorithm is refused, naming it; random
+# corruptions of each image come to a clear end, no crash and no hang.
 . "${TOP:-$(cd "$(dirname "$0")/.." && pwd)}/tests/imglib.sh"
 command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
 FX=$TOP/fixtures/erofs
