@@ -2,7 +2,9 @@
  * An EROFS image as fclabel is given one: a raw file or a block device, or an Android sparse
  * image (as AOSP ships system.img). The EROFS reader reads a whole image mapped, and a sparse
  * image's chunks are not laid out as the file system's blocks, so a sparse one is expanded into
- * memory first (imgfmt: DONT_CARE chunks stay holes), then read as any other.
+ * memory first (imgfmt: DONT_CARE chunks stay holes), then read as any other. The EROFS reader
+ * reads through no io_manager, so neither do these looks count as the run's I/O for
+ * FCLABEL_FAULT (imgfmt_fault_hold): its Nth failure stays the ext4 path's Nth.
  */
 #include <string.h>
 
@@ -13,7 +15,10 @@ static bool is_sparse(const char *path)
 {
 	enum img_format f;
 	char why[200];
-	return !imgfmt_detect(path, &f, why, sizeof(why)) && f == IMGFMT_SPARSE;
+	imgfmt_fault_hold(true);
+	bool r = !imgfmt_detect(path, &f, why, sizeof(why)) && f == IMGFMT_SPARSE;
+	imgfmt_fault_hold(false);
+	return r;
 }
 
 int eroimg_probe(const char *path)
@@ -22,7 +27,10 @@ int eroimg_probe(const char *path)
 	if (!is_sparse(path))
 		return erofs_probe(path);
 	/* (a sparse image that cannot be read is not called EROFS: its open as ext4 says why) */
-	return !imgfmt_sparse_read(path, 1024, m, sizeof(m)) && erofs_is_magic(m);
+	imgfmt_fault_hold(true);
+	errcode_t rc = imgfmt_sparse_read(path, 1024, m, sizeof(m));
+	imgfmt_fault_hold(false);
+	return !rc && erofs_is_magic(m);
 }
 
 int eroimg_open(const char *path, struct erofs_img **img, char *why, size_t n)
@@ -31,7 +39,9 @@ int eroimg_open(const char *path, struct erofs_img **img, char *why, size_t n)
 	*img = NULL;
 	if (!is_sparse(path))
 		return erofs_open(path, img, why, n);
+	imgfmt_fault_hold(true);
 	errcode_t rc = imgfmt_sparse_expand(path, &fd);
+	imgfmt_fault_hold(false);
 	if (rc) {
 		const char *e = imgfmt_error();
 		snprintf(why, n, "%s: cannot read the Android sparse image: %s", path,
