@@ -273,7 +273,7 @@ if command -v mkfs.erofs >/dev/null 2>&1; then
 	same "Android 14 from EROFS images, system.img and vendor.img sparse" "--android-root $ES14" \
 		"$EX14" "s|$ES14/system.img:/system/|$R14/system/system/|; s|$ES14/\([a-z_]*\)\.img:/|$R14/\1/|"
 	taken "Android 14 sparse EROFS images" "--android-root $ES14" \
-		"/ = $ES14/system.img (EROFS image, the system partition: system-as-root)" \
+		"/ = $ES14/system.img (EROFS image, Android sparse, the system partition: system-as-root)" \
 		"read from $ES14/system.img:/system/etc/selinux/plat_file_contexts"
 	mkfs.erofs -zlz4 $EP/system.img $RP/system >/dev/null 2>&1 || bad "mkfs.erofs RP system"
 	mkfs.erofs $EP/vendor.img $RP/vendor >/dev/null 2>&1 || bad "mkfs.erofs RP vendor"

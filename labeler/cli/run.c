@@ -197,7 +197,7 @@ static int open_outputs(struct run *c)
 		c->o.list = stdout;
 	if (c->erofs) {
 		char why[600];
-		if (eroimg_open(c->target, &c->ero, why, sizeof(why))) {
+		if (eroimg_open(c->target, &c->ero, NULL, why, sizeof(why))) {
 			fprintf(stderr, "fclabel %s: %s\n", c->cmd, why);
 			return -1;
 		}

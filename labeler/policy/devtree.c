@@ -93,7 +93,7 @@ static int src_open(struct ns *ns, struct src *s, char *path, const char *what, 
 	s->image = true;
 	if (eroimg_probe(path) == 1) {
 		char why[600];
-		if (eroimg_open(path, &s->ero, why, sizeof(why))) {
+		if (eroimg_open(path, &s->ero, &s->ero_sparse, why, sizeof(why))) {
 			fprintf(stderr, "fclabel %s: %s%s%s\n", ns->cmd, what, sep, why);
 			return -1;
 		}
@@ -607,7 +607,7 @@ static const char *src_kind(const struct src *s)
 	if (!s->image)
 		return s->empty ? "an empty directory: not mounted?" : "directory";
 	if (s->ero)
-		return "EROFS image";
+		return s->ero_sparse ? "EROFS image, Android sparse" : "EROFS image";
 	return s->img.fmt == IMGFMT_RAW ? "raw image" : s->img.fmt == IMGFMT_SPARSE
 		? "Android sparse image" : "block device";
 }

@@ -33,11 +33,14 @@ int eroimg_probe(const char *path)
 	return !rc && erofs_is_magic(m);
 }
 
-int eroimg_open(const char *path, struct erofs_img **img, char *why, size_t n)
+int eroimg_open(const char *path, struct erofs_img **img, bool *sparse, char *why, size_t n)
 {
 	int fd;
+	bool sp = is_sparse(path);
 	*img = NULL;
-	if (!is_sparse(path))
+	if (sparse)
+		*sparse = sp;
+	if (!sp)
 		return erofs_open(path, img, why, n);
 	imgfmt_fault_hold(true);
 	errcode_t rc = imgfmt_sparse_expand(path, &fd);

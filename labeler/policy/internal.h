@@ -25,6 +25,7 @@ struct src {
 	int fd;         /* a directory: an O_PATH descriptor */
 	struct image img;
 	struct erofs_img *ero; /* an EROFS image (image is true): read by erofs/, not img */
+	bool ero_sparse;       /* ... in Android's sparse format */
 	bool open;
 };
 
