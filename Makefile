@@ -27,8 +27,11 @@ FC_LIBS     = $(PCRE_LIBS) $(NETTLE_LIBS)
 # (libblkid reads the partition tables of disk images: imgfmt/table.c)
 E2_LIBS     = $(shell $(PKG_CONFIG) --libs ext2fs com_err blkid 2>/dev/null || echo -lext2fs -lcom_err -lblkid)
 SEL_LIBS    = $(shell $(PKG_CONFIG) --libs libselinux 2>/dev/null || echo -lselinux)
-# EROFS's LZ4-compressed files (labeler/erofs/zdata.c)
+# EROFS's compressed files (labeler/erofs/zalg.c): LZ4, MicroLZMA, DEFLATE (zlib), Zstandard
 LZ4_LIBS    = $(shell $(PKG_CONFIG) --libs liblz4 2>/dev/null || echo -llz4)
+LZMA_LIBS   = $(shell $(PKG_CONFIG) --libs liblzma 2>/dev/null || echo -llzma)
+ZSTD_LIBS   = $(shell $(PKG_CONFIG) --libs libzstd 2>/dev/null || echo -lzstd)
+EROFS_LIBS  = $(LZ4_LIBS) $(LZMA_LIBS) $(ZSTD_LIBS) -lz
 SEPOL_LIBS  = $(shell $(PKG_CONFIG) --libs libsepol 2>/dev/null || echo -lsepol)
 
 FC_SRCS  := $(wildcard fcontexts/*.c)
@@ -72,7 +75,7 @@ android/libandroid.a: $(AN_OBJS)
 	$(AR) rcs $@ $^
 
 fclabel: $(LB_OBJS) android/libandroid.a fcontexts/libfcontexts.a imgfmt/libimgfmt.a
-	$(CC) $(LDFLAGS) -o $@ $(LB_OBJS) android/libandroid.a fcontexts/libfcontexts.a imgfmt/libimgfmt.a $(FC_LIBS) $(E2_LIBS) $(SEPOL_LIBS) $(LZ4_LIBS) -lz -lpthread
+	$(CC) $(LDFLAGS) -o $@ $(LB_OBJS) android/libandroid.a fcontexts/libfcontexts.a imgfmt/libimgfmt.a $(FC_LIBS) $(E2_LIBS) $(SEPOL_LIBS) $(EROFS_LIBS) -lpthread
 
 # --version names the target the binary is for
 labeler/cli/main.o: CPPFLAGS += -DFCLABEL_TARGET='"$(shell $(CC) -dumpmachine)"'
@@ -104,7 +107,7 @@ tests/engineunit: tests/engineunit.c tests/unit.h $(EN_OBJS) android/libandroid.
 ER_OBJS := $(filter labeler/erofs/%.o,$(LB_OBJS))
 tests/erofscat: tests/erofscat.c $(ER_OBJS) $(EN_OBJS) android/libandroid.a fcontexts/libfcontexts.a
 	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(ER_OBJS) $(EN_OBJS) \
-		android/libandroid.a fcontexts/libfcontexts.a $(FC_LIBS) $(LZ4_LIBS) -lpthread
+		android/libandroid.a fcontexts/libfcontexts.a $(FC_LIBS) $(EROFS_LIBS) -lpthread
 
 bench/fcbench: bench/fcbench.c fcontexts/libfcontexts.a
 	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< fcontexts/libfcontexts.a $(FC_LIBS) $(SEL_LIBS) -ldl -lpthread

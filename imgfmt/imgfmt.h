@@ -29,6 +29,12 @@ const char *imgfmt_name(enum img_format fmt);
  * from libext2fs's own sparse_io_manager, a libsparse wrapper.)
  */
 extern io_manager imgfmt_sparse_manager;
+/* Reading what a sparse image holds, for a reader that is not libext2fs's (EROFS): the bytes
+ * [off, off + len) of it into buf (zeros past its end), or all of it expanded into a new memory
+ * file (memfd; DONT_CARE chunks and zero fills left as holes) whose descriptor is *fd. 0, or an
+ * errcode_t (imgfmt_error says why). */
+errcode_t imgfmt_sparse_read(const char *path, uint64_t off, void *buf, size_t len);
+errcode_t imgfmt_sparse_expand(const char *path, int *fd);
 /*
  * A raw image written the same way: the input is copied beside the output (holes kept) while the
  * labeler works, changed blocks are written into the copy, and the copy is synced and renamed

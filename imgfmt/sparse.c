@@ -13,12 +13,15 @@
  * covers everything.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "internal.h"
@@ -407,3 +410,92 @@ static struct struct_io_manager sparse_manager = {
 };
 
 io_manager imgfmt_sparse_manager = &sparse_manager;
+
+
+/* ---- reading what a sparse image holds, without the writer (for EROFS, read whole) ---- */
+
+/* The image at path parsed into s (its fd open): 0, or an errcode_t (imgfmt_error says why). */
+static errcode_t sparse_load(struct imgcopy *s, const char *path)
+{
+	memset(s, 0, sizeof(*s));
+	s->ofd = -1;
+	if ((s->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return ic_fail(errno, "%s: %s", path, strerror(errno));
+	return sparse_parse(s, path);
+}
+
+static void sparse_unload(struct imgcopy *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->c);
+	free(s->fmt_data);
+}
+
+/* The bytes [off, off + len) of chunk c (off and len inside it) into buf. */
+static errcode_t chunk_read(struct imgcopy *s, const struct chunk *c, uint64_t off, char *buf,
+			    size_t len)
+{
+	if (c->type == CT_RAW)
+		return ic_pread_all(s->fd, buf, len, c->off + off) ? 0
+			: ic_fail(errno ? errno : EIO, "cannot read a RAW chunk: %s",
+				  strerror(errno ? errno : EIO));
+	for (size_t i = 0; i < len; i++) /* FILL: its 4 bytes over and over; DONT_CARE: zeros */
+		buf[i] = c->type == CT_FILL ? (char)(c->fill >> (8 * ((off + i) & 3))) : 0;
+	return 0;
+}
+
+errcode_t imgfmt_sparse_read(const char *path, uint64_t off, void *buf, size_t len)
+{
+	struct imgcopy s;
+	errcode_t rc = sparse_load(&s, path);
+	memset(buf, 0, len);
+	for (size_t i = 0; !rc && i < s.nc; i++) {
+		const struct chunk *c = &s.c[i];
+		uint64_t a = c->start * s.blksz, b = a + c->nblk * s.blksz;
+		uint64_t lo = off > a ? off : a, hi = off + len < b ? off + len : b;
+		if (lo < hi)
+			rc = chunk_read(&s, c, lo - a, (char *)buf + (lo - off), (size_t)(hi - lo));
+	}
+	sparse_unload(&s);
+	return rc;
+}
+
+errcode_t imgfmt_sparse_expand(const char *path, int *out)
+{
+	struct imgcopy s;
+	errcode_t rc = sparse_load(&s, path);
+	char *buf = NULL;
+	int fd = -1;
+	*out = -1;
+	if (!rc && (fd = memfd_create("fclabel-sparse", MFD_CLOEXEC)) < 0)
+		rc = ic_fail(errno, "%s: cannot make a memory file to expand it into: %s", path,
+			     strerror(errno));
+	if (!rc && ftruncate(fd, (off_t)(s.total * s.blksz)) < 0)
+		rc = ic_fail(errno, "%s: cannot expand it (%llu bytes): %s", path,
+			     (unsigned long long)(s.total * s.blksz), strerror(errno));
+	if (!rc && !(buf = malloc(IC_COPY_BUF)))
+		rc = ENOMEM;
+	/* RAW and FILL chunks written; DONT_CARE ones and zero fills stay holes */
+	for (size_t i = 0; !rc && i < s.nc; i++) {
+		const struct chunk *c = &s.c[i];
+		uint64_t size = c->nblk * s.blksz, at = c->start * s.blksz;
+		if (c->type == CT_DONT_CARE || (c->type == CT_FILL && !c->fill))
+			continue;
+		for (uint64_t done = 0; !rc && done < size;) {
+			size_t n = size - done < IC_COPY_BUF ? (size_t)(size - done) : IC_COPY_BUF;
+			rc = chunk_read(&s, c, done, buf, n);
+			if (!rc && !ic_pwrite_all(fd, buf, n, at + done))
+				rc = ic_fail(errno ? errno : EIO, "%s: cannot expand it: %s", path,
+					     strerror(errno ? errno : EIO));
+			done += n;
+		}
+	}
+	free(buf);
+	sparse_unload(&s);
+	if (rc && fd >= 0)
+		close(fd);
+	else
+		*out = fd;
+	return rc;
+}

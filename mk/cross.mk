@@ -1,6 +1,6 @@
 # make static-arm64, make static-armhf: a fully static fclabel for a phone's recovery (64-bit,
 # and 32-bit ARMv7 recoveries), cross-compiled with Debian's cross compilers against the target's
-# own static archives (libext2fs, libcom_err, libpcre2-8 with its JIT, libnettle, libsepol, liblz4, libz,
+# own static archives (libext2fs, libcom_err, libpcre2-8 with its JIT, libnettle, libsepol, liblz4, liblzma, libzstd, libz,
 # glibc). Included by the Makefile.
 #
 # fclabel-ARCH     the binary, stripped (build/ARCH/fclabel keeps the symbols)
@@ -18,7 +18,7 @@ CROSS_TRIPLE_arm64 := aarch64-linux-gnu
 CROSS_TRIPLE_armhf := arm-linux-gnueabihf
 CROSS_CFLAGS       ?= -O2
 CROSS_LDFLAGS      ?=
-CROSS_LIBS         := ext2fs com_err blkid pcre2-8 nettle sepol lz4 z
+CROSS_LIBS         := ext2fs com_err blkid pcre2-8 nettle sepol lz4 lzma zstd z
 CROSS_SRCS         := $(FC_SRCS) $(IF_SRCS) $(AN_SRCS) $(LB_SRCS)
 CROSS_HDRS         := $(HDRS)
 

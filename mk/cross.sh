@@ -22,7 +22,8 @@ set -u
 ARCHS="arm64 armhf"
 # the packages whose static archives the link takes, and their libraries
 PKGS="libext2fs-dev libext2fs2 comerr-dev libcom-err2 libblkid-dev libblkid1 libpcre2-dev libpcre2-8-0 nettle-dev
-	libnettle8 libsepol-dev libsepol2 liblz4-dev liblz4-1 zlib1g-dev zlib1g"
+	libnettle8 libsepol-dev libsepol2 liblz4-dev liblz4-1 liblzma-dev liblzma5 libzstd-dev
+	libzstd1 zlib1g-dev zlib1g"
 
 triple() {
 	case $1 in

@@ -2,14 +2,14 @@
 # Checks that what fclabel builds and tests with is installed; as root, installs what is missing
 # (Debian/Ubuntu), otherwise prints the exact apt-get line and fails.
 set -u
-pkgs="libselinux1-dev libsepol-dev libext2fs-dev libblkid-dev libpcre2-dev nettle-dev zlib1g-dev liblz4-dev e2fsprogs pkg-config"
+pkgs="libselinux1-dev libsepol-dev libext2fs-dev libblkid-dev libpcre2-dev nettle-dev zlib1g-dev liblz4-dev liblzma-dev libzstd-dev e2fsprogs pkg-config"
 missing=""
 need() { # need PACKAGE CHECK-COMMAND...
 	pkg=$1; shift
 	"$@" >/dev/null 2>&1 || missing="$missing $pkg"
 }
 need pkg-config command -v pkg-config
-for pc in libselinux:libselinux1-dev libsepol:libsepol-dev ext2fs:libext2fs-dev blkid:libblkid-dev libpcre2-8:libpcre2-dev nettle:nettle-dev zlib:zlib1g-dev liblz4:liblz4-dev; do
+for pc in libselinux:libselinux1-dev libsepol:libsepol-dev ext2fs:libext2fs-dev blkid:libblkid-dev libpcre2-8:libpcre2-dev nettle:nettle-dev zlib:zlib1g-dev liblz4:liblz4-dev liblzma:liblzma-dev libzstd:libzstd-dev; do
 	need "${pc#*:}" pkg-config --exists "${pc%%:*}"
 done
 need e2fsprogs command -v mke2fs

@@ -37,4 +37,4 @@ $(FUZZ_BUILD)/fuzz_lookup_diff: FUZZ_EXTRA_LIBS = $(SEL_LIBS)
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzzutil.c $(FUZZ_LIB) \
 		$(HDRS)
 	$(FUZZ_CC) $(CPPFLAGS) -Ilabeler $(PCRE_CFLAGS) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer \
-		-o $@ $< $(FUZZ_LIB) $(FUZZ_EXTRA_LIBS) $(FC_LIBS) $(E2_LIBS) $(SEPOL_LIBS) $(LZ4_LIBS) -lz -lpthread
+		-o $@ $< $(FUZZ_LIB) $(FUZZ_EXTRA_LIBS) $(FC_LIBS) $(E2_LIBS) $(SEPOL_LIBS) $(EROFS_LIBS) -lpthread

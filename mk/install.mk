@@ -67,7 +67,7 @@ uninstall:
 STATIC_DIR     := build/static
 STATIC_CFLAGS  ?= -O2
 STATIC_LDFLAGS ?=
-STATIC_WANT    := ext2fs com_err blkid pcre2-8 nettle sepol lz4 z
+STATIC_WANT    := ext2fs com_err blkid pcre2-8 nettle sepol lz4 lzma zstd z
 STATIC_OBJS    := $(addprefix $(STATIC_DIR)/,$(FC_SRCS:.c=.o) $(IF_SRCS:.c=.o) $(AN_SRCS:.c=.o) \
 	$(LB_SRCS:.c=.o))
 # Looked up only when the static build runs: which archives the compiler finds (it prints the

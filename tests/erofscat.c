@@ -4,6 +4,8 @@
  *
  *     erofscat IMAGE PATH            the regular file's bytes on stdout
  *     erofscat -x NAME IMAGE PATH    the attribute's value on stdout (exit 3 when absent)
+ *     erofscat -i IMAGE PATH         where its inode is: "nid OFFSET ISIZE XSIZE LAYOUT SIZE"
+ *                                    (for a test to change what follows it)
  *     erofscat -d DIR IMAGE < PATHS  each path's bytes compared with DIR/PATH's: the paths
  *                                    that differ or cannot be read on stdout, exit 1 if any
  *
@@ -65,6 +67,7 @@ static int compare_all(struct erofs_img *img, const char *dir)
 int main(int argc, char **argv)
 {
 	const char *xname = NULL, *dir = NULL;
+	bool where = false;
 	char why[600];
 	struct erofs_img *img;
 
@@ -78,13 +81,17 @@ int main(int argc, char **argv)
 		erofs_close(img);
 		return rc;
 	}
-	if (argc > 2 && !strcmp(argv[1], "-x")) {
+	if (argc > 1 && !strcmp(argv[1], "-i")) {
+		where = true;
+		argv++;
+		argc--;
+	} else if (argc > 2 && !strcmp(argv[1], "-x")) {
 		xname = argv[2];
 		argv += 2;
 		argc -= 2;
 	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: erofscat [-x NAME] IMAGE PATH | -d DIR IMAGE < PATHS\n");
+		fprintf(stderr, "usage: erofscat [-x NAME | -i] IMAGE PATH | -d DIR IMAGE < PATHS\n");
 		return 2;
 	}
 	if (erofs_open(argv[1], &img, why, sizeof(why))) {
@@ -92,7 +99,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	int rc = 0;
-	if (xname) {
+	if (where) {
+		struct erofs_inode ino;
+		if (erofs_lookup(img, argv[2], &ino, why, sizeof(why))) {
+			fprintf(stderr, "erofscat: %s: %s\n", argv[2], why);
+			rc = 1;
+		} else {
+			printf("%llu %llu %u %u %u %llu\n", (unsigned long long)ino.nid,
+			       (unsigned long long)ino.off, ino.isize, ino.xsize, ino.layout,
+			       (unsigned long long)ino.size);
+		}
+	} else if (xname) {
 		struct erofs_inode ino;
 		const unsigned char *v;
 		size_t len;

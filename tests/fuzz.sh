@@ -121,6 +121,23 @@ ctx="u:object_r:"
 sparse="\x3a\xff\x26\xed"
 EOF
 	;;
+	# EROFS: the magic, map header advise bits (big pclusters, inline, interlaced, fragment),
+	# h_clusterbits' whole-file-in-packed-inode bit, CBLKCNT, the algorithms, a label
+	fuzz_erofs) cat <<'EOF'
+magic="\xe2\xe1\xf5\xe0"
+adv_inline="\x08\x00"
+adv_big="\x06\x00"
+adv_frag="\x20\x00"
+adv_interlaced="\x10\x00"
+whole="\x80"
+cblkcnt="\x08"
+alg_lzma="\x01"
+alg_deflate="\x02"
+alg_zstd="\x03"
+selinux="selinux"
+ctx="u:object_r:"
+EOF
+	;;
 	esac
 }
 
@@ -383,7 +400,7 @@ EOF
 		python3 -c 'import sys; open(sys.argv[1], "w").write("".join("line %d of the seed\n" % (i % 97) for i in range(1200)))' "$work/etree/etc/text"
 		touch -d @1700000000 "$work/etree/etc/text" "$work/etree/etc"
 		for e in "plain:" "lz4:-zlz4" "lz4hc-big:-zlz4hc -C16384" "full:-zlz4 -E legacy-compress" \
-			"shared:-x1"; do
+			"shared:-x1" "ztail:-zlz4hc -C16384 -Eztailpacking"; do
 			# shellcheck disable=SC2086
 			mkfs.erofs ${e#*:} -T 1700000000 -U 6f636c61-6265-6c2d-6675-7a7a2d736565 \
 				--file-contexts="$fc" "fixtures/fuzz/fuzz_erofs/${e%%:*}.img" "$work/etree" \
@@ -393,6 +410,12 @@ EOF
 	else
 		echo "fuzz.sh seeds: mkfs.erofs is not installed (erofs-utils): fuzz_erofs has no seeds" >&2
 	fi
+	# and what Debian's mkfs.erofs cannot make: a few of fixtures/erofs/ (erofs-utils 1.9.3:
+	# LZMA, DEFLATE, Zstandard, fragments, dedupe, interlaced, compressed directories)
+	mkdir -p fixtures/fuzz/fuzz_erofs
+	for i in lzma-frag-dedupe zstd-allfrag deflate-ztail lz4-interlaced lz4-zdir lz4hc-full-dedupe; do
+		cp "fixtures/erofs/$i.img" "fixtures/fuzz/fuzz_erofs/fx-$i.img"
+	done
 	du -sh fixtures/fuzz/* | sed 's/^/  /'
 	echo "seeds written to fixtures/fuzz/ ($(du -sk fixtures/fuzz | cut -f1) KiB)"
 }

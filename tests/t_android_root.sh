@@ -261,6 +261,20 @@ if command -v mkfs.erofs >/dev/null 2>&1; then
 	taken "Android 14 EROFS images" "--android-root $E14" \
 		"/ = $E14/system.img (EROFS image, the system partition: system-as-root)" \
 		"read from $E14/system.img:/system/etc/selinux/plat_file_contexts"
+	# as AOSP ships them: EROFS in Android's sparse format (expanded into memory to be read)
+	ES14=ES14
+	mkdir -p $ES14
+	for p in system system_ext product vendor odm; do
+		case $p in
+		system | vendor) img2simg $E14/$p.img $ES14/$p.img || bad "img2simg $p" ;;
+		*) cp $E14/$p.img $ES14/$p.img ;;
+		esac
+	done
+	same "Android 14 from EROFS images, system.img and vendor.img sparse" "--android-root $ES14" \
+		"$EX14" "s|$ES14/system.img:/system/|$R14/system/system/|; s|$ES14/\([a-z_]*\)\.img:/|$R14/\1/|"
+	taken "Android 14 sparse EROFS images" "--android-root $ES14" \
+		"/ = $ES14/system.img (EROFS image, Android sparse, the system partition: system-as-root)" \
+		"read from $ES14/system.img:/system/etc/selinux/plat_file_contexts"
 	mkfs.erofs -zlz4 $EP/system.img $RP/system >/dev/null 2>&1 || bad "mkfs.erofs RP system"
 	mkfs.erofs $EP/vendor.img $RP/vendor >/dev/null 2>&1 || bad "mkfs.erofs RP vendor"
 	same "Pixel 5 from EROFS images (symlinks followed inside them)" "--android-root $EP" "$EXP" \

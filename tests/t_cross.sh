@@ -85,7 +85,7 @@ for a in $archs; do
 	v=$(on "$a" --version)
 	expect_eq "$a: --version names the target" "$(echo "$v" | sed -n 's/^target: //p')" "$(triple_of "$a")"
 	expect_eq "$a: --version: every library static" "$(echo "$v" | sed -n 's/^linked statically: //p')" \
-		"libext2fs libcom_err libblkid libpcre2-8 libnettle libsepol liblz4 libz libc"
+		"libext2fs libcom_err libblkid libpcre2-8 libnettle libsepol liblz4 liblzma libzstd libz libc"
 	expect_eq "$a: --version: nothing dynamic" "$(echo "$v" | sed -n 's/^linked dynamically: //p')" none
 	expect_match "$a: PCRE2 with its JIT" "$v" "*PCRE2 1*, JIT for $j*"
 	echo "    fclabel-$a: $(wc -c <"$b") bytes stripped, build/$a/fclabel $(wc -c <"$TOP/build/$a/fclabel") unstripped"

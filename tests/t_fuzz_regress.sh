@@ -11,7 +11,8 @@ pc() { pkg-config "$@" 2>/dev/null; }
 pcre_cflags=$(pc --cflags libpcre2-8)
 libs="$(pc --libs libpcre2-8 || echo -lpcre2-8) $(pc --libs nettle || echo -lnettle) $(pc --libs ext2fs com_err blkid || echo -lext2fs -lcom_err -lblkid)"
 pc --exists libsepol && libs="$libs $(pc --libs libsepol)" # labeler/policy/, when it is linked in
-libs="$libs $(pc --libs liblz4 || echo -llz4) -lz -lpthread"
+libs="$libs $(pc --libs liblz4 || echo -llz4) $(pc --libs liblzma || echo -llzma)"
+libs="$libs $(pc --libs libzstd || echo -lzstd) -lz -lpthread"
 
 # sanitizers, when this compiler has them
 printf 'int main(void){return 0;}\n' >"$OUT/probe.c"

@@ -237,7 +237,7 @@ expect_match "fclabel --version: linked dynamically" "$v" "*linked statically: n
 
 # ---- make static ------------------------------------------------------------------------------------
 have="" missing=""
-for l in ext2fs com_err blkid pcre2-8 nettle sepol lz4 z; do
+for l in ext2fs com_err blkid pcre2-8 nettle sepol lz4 lzma zstd z; do
 	case $(cc -print-file-name="lib$l.a") in
 	/*) have="$have lib$l" ;;
 	*) missing="$missing lib$l" ;;

@@ -398,8 +398,7 @@ static int dump_erofs(struct dumpargs *a, struct label_stats *st)
 	char why[512];
 	int rc;
 
-	if (erofs_open_range(a->target, a->ip.where.offset, a->ip.where.size, &ero, why,
-			     sizeof(why))) {
+	if (erofs_open_where(a->target, &a->ip.where, &ero, why, sizeof(why))) {
 		fprintf(stderr, "fclabel dump: %s\n", why);
 		return EXIT_USAGE;
 	}
@@ -423,7 +422,7 @@ static int dump_walk(struct dumpargs *a, struct label_stats *st)
 		return EXIT_USAGE;
 	if (a->ip.where.set)
 		part_say("dump", a->target, &a->ip.where);
-	bool erofs = a->ip.where.set ? a->ip.where.erofs : erofs_probe(a->target) > 0;
+	bool erofs = a->ip.where.set ? a->ip.where.erofs : eroimg_probe(a->target) > 0;
 	/* (one that cannot be read: the open says why) */
 	if (erofs)
 		(void)erofs_identify(a->target, &a->ip.where, &id);

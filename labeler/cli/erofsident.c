@@ -41,14 +41,22 @@ static void ero_list_top(void *arg, struct img_identity *id)
 	(void)erofs_list(t.ero, erofs_root_nid(t.ero), top_one, &t, why, sizeof(why));
 }
 
+int erofs_open_where(const char *path, const struct img_part *part, struct erofs_img **ero,
+		     char *why, size_t n)
+{
+	/* (an EROFS partition of a sparse disk was refused by img_choose_part) */
+	if (part->set)
+		return erofs_open_range(path, part->offset, part->size, ero, why, n);
+	return eroimg_open(path, ero, NULL, why, n);
+}
+
 int erofs_identify(const char *path, const struct img_part *part, struct img_identity *id)
 {
 	struct erofs_img *ero;
 	char why[512], volume[17];
 
 	memset(id, 0, sizeof(*id));
-	if (erofs_open_range(path, part->set ? part->offset : 0, part->set ? part->size : 0, &ero,
-			     why, sizeof(why)))
+	if (erofs_open_where(path, part, &ero, why, sizeof(why)))
 		return -1; /* (the run's own open says why) */
 	erofs_volume_name(ero, volume);
 	struct ident_tree t = { .arg = ero, .root = erofs_root_nid(ero), .lookup = ero_lookup,

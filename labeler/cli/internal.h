@@ -39,6 +39,10 @@ struct command {
 /* What an EROFS image (part: a partition of a disk, or unset) says of itself (erofsident.c):
  * 0, or -1 when it cannot be read (id left empty: the run's open says why). */
 int erofs_identify(const char *path, const struct img_part *part, struct img_identity *id);
+/* Opens the EROFS image at path: the partition part says (set), else the whole file, raw or
+ * Android sparse. 0, or -1 with why. */
+int erofs_open_where(const char *path, const struct img_part *part, struct erofs_img **ero,
+		     char *why, size_t n);
 
 int cmd_label(int argc, char **argv, const struct command *self);
 int cmd_check(int argc, char **argv, const struct command *self);

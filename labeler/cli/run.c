@@ -225,8 +225,7 @@ static int open_outputs(struct run *c)
 		c->o.list = stdout;
 	if (c->erofs) {
 		char why[600];
-		if (erofs_open_range(c->target, c->ip.where.offset, c->ip.where.size, &c->ero, why,
-				     sizeof(why))) {
+		if (erofs_open_where(c->target, &c->ip.where, &c->ero, why, sizeof(why))) {
 			fprintf(stderr, "fclabel %s: %s\n", c->cmd, why);
 			return -1;
 		}
@@ -430,7 +429,7 @@ static int erofs_target(struct run *c)
 	int r;
 	if (c->tree)
 		return EXIT_OK;
-	if (c->ip.where.set ? !c->ip.where.erofs : (r = erofs_probe(c->target)) <= 0)
+	if (c->ip.where.set ? !c->ip.where.erofs : (r = eroimg_probe(c->target)) <= 0)
 		return EXIT_OK; /* (one that cannot be read: the open says why) */
 	c->erofs = true;
 	if (c->check || c->o.mode == LM_DRYRUN)

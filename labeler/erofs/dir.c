@@ -4,9 +4,11 @@
  * first one's nameoff saying how many there are (nameoff / 12); entry i's name runs from its
  * nameoff to the next one's, the last one's to the end of the block or its first NUL. The last
  * block may be shorter (the directory's size), and may be inline after the inode
- * (FLAT_INLINE). "." and ".." are not given.
+ * (FLAT_INLINE). "." and ".." are not given. A compressed directory (mkfs.erofs --zD) is
+ * decompressed whole when it is opened, its blocks then read from that copy.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -17,14 +19,52 @@ void erofs_dir_open(struct erofs_dir *d, const struct erofs_inode *dir)
 	d->dir = *dir;
 }
 
+void erofs_dir_close(struct erofs_dir *d)
+{
+	free(d->zbuf);
+	d->zbuf = NULL;
+}
+
+/* A compressed directory (at most this large) decompressed into d->zbuf. */
+#define ZDIR_MAX (64u << 20)
+static int unpack(const struct erofs_img *img, struct erofs_dir *d, char *w, size_t n)
+{
+	if (d->dir.size > ZDIR_MAX) {
+		snprintf(w, n, "a compressed directory of %llu bytes",
+			 (unsigned long long)d->dir.size);
+		return -1;
+	}
+	if (!(d->zbuf = malloc((size_t)d->dir.size))) {
+		snprintf(w, n, "out of memory");
+		return -1;
+	}
+	if (erofs_zread(img, &d->dir, d->zbuf, w, n)) {
+		erofs_dir_close(d);
+		return -1;
+	}
+	return 0;
+}
+
+/* The bytes of the directory block at d->boff: d->blk, d->blen. 0, or -1 with why. */
+static int block_at(const struct erofs_img *img, struct erofs_dir *d, char *w, size_t n)
+{
+	if (d->dir.layout != EROFS_COMPRESSED_FULL && d->dir.layout != EROFS_COMPRESSED_COMPACT)
+		return erofs_data_at(img, &d->dir, d->boff, &d->blk, &d->blen, w, n);
+	if (!d->zbuf && unpack(img, d, w, n))
+		return -1;
+	uint64_t bs = (uint64_t)1 << img->blkbits, room = bs - (d->boff & (bs - 1));
+	d->blk = d->zbuf + d->boff;
+	d->blen = (size_t)(room < d->dir.size - d->boff ? room : d->dir.size - d->boff);
+	return 0;
+}
+
 /* Loads the directory block at d->boff: 1, 0 at the end, -1 when it is damaged (why). */
 static int load_block(const struct erofs_img *img, struct erofs_dir *d, char *why, size_t n)
 {
 	char w[256] = "";
 	if (d->boff >= d->dir.size)
 		return 0;
-	if (erofs_data_at(img, &d->dir, d->boff, &d->blk, &d->blen, w, sizeof(w)) || !d->blk ||
-	    d->blen < 12) {
+	if (block_at(img, d, w, sizeof(w)) || !d->blk || d->blen < 12) {
 		snprintf(why, n, "cannot read directory (nid %llu) at byte %llu: %s",
 			 (unsigned long long)d->dir.nid, (unsigned long long)d->boff,
 			 *w ? w : !d->blk ? "a hole" : "a block too short for an entry");
@@ -102,6 +142,7 @@ int erofs_lookup(const struct erofs_img *img, const char *path, struct erofs_ino
 		while ((r = erofs_dir_next(img, &d, &nid, &name, &nl, why, n)) > 0)
 			if (nl == cl && !memcmp(name, c, cl))
 				break;
+		erofs_dir_close(&d);
 		if (r < 0)
 			return -1;
 		if (!r) {

@@ -2,8 +2,10 @@
  * labeler/erofs/: an EROFS image, read only (EROFS is written once, by mkfs.erofs, and never
  * changed in place: its labels come from `mkfs.erofs --file-contexts`). Our own reader, from the
  * published on-disk format (the kernel's fs/erofs/erofs_fs.h): the superblock, compact and
- * extended inodes, plain and inline directories, inline and shared xattrs with long name
- * prefixes. Through struct label_src the engine checks an EROFS image as it checks ext4.
+ * extended inodes, plain, inline and compressed directories, inline and shared xattrs with long
+ * name prefixes, data uncompressed, chunked or compressed (LZ4, LZMA, DEFLATE, Zstandard; tail
+ * packing, fragments, dedupe). Through struct label_src the engine checks an EROFS image as it
+ * checks ext4.
  */
 #ifndef LABELER_EROFS_H
 #define LABELER_EROFS_H
@@ -20,6 +22,8 @@ struct erofs_img;
 /* Whether the file at path holds an EROFS superblock (its magic at byte 1024): 1, 0 (it does
  * not, or it is too short), -1 when it cannot be read (errno). */
 int erofs_probe(const char *path);
+/* Whether the 4 bytes at byte 1024 of an image are EROFS's magic. */
+bool erofs_is_magic(const unsigned char *m);
 /* Opens the image read-only and checks its superblock: 0, or -1 with why (naming the image)
  * in why. */
 int erofs_open(const char *path, struct erofs_img **out, char *why, size_t n);
@@ -27,6 +31,9 @@ int erofs_open(const char *path, struct erofs_img **out, char *why, size_t n);
  * image; len 0: to the end of the file). */
 int erofs_open_range(const char *path, uint64_t off, uint64_t len, struct erofs_img **out,
 		     char *why, size_t n);
+/* The same for an image already open as fd (named name in messages), which the image takes
+ * (closed by erofs_close, or at once when the open fails). */
+int erofs_open_fd(const char *name, int fd, struct erofs_img **out, char *why, size_t n);
 void erofs_close(struct erofs_img *img);
 /* Checks (or, in a dry run, lists) every file of the image through the engine; a write is
  * refused (LSET_REFUSED). 0 when the walk completed. */

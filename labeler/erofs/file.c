@@ -85,6 +85,7 @@ int erofs_find(struct erofs_img *img, uint64_t dir, const char *name, size_t nle
 	while ((r = erofs_dir_next(img, &d, nid, &en, &el, why, n)) > 0)
 		if (el == nlen && !memcmp(en, name, nlen))
 			break;
+	erofs_dir_close(&d);
 	if (r <= 0)
 		return r ? EUCLEAN : ENOENT;
 	if (erofs_inode_read(img, *nid, &ino, why, n))
@@ -141,5 +142,6 @@ int erofs_list(struct erofs_img *img, uint64_t dir, bool (*fn)(const char *name,
 	while ((r = erofs_dir_next(img, &d, &nid, &en, &el, why, n)) > 0)
 		if (fn(en, el, arg))
 			break;
+	erofs_dir_close(&d);
 	return r < 0 ? EUCLEAN : 0;
 }

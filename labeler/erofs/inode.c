@@ -1,7 +1,7 @@
 /*
  * Inodes and their uncompressed data (erofs_fs.h: struct erofs_inode_compact, 32 bytes, and
  * struct erofs_inode_extended, 64 bytes; the data layouts FLAT_PLAIN, FLAT_INLINE and
- * CHUNK_BASED). Compressed data (COMPRESSED_FULL, COMPRESSED_COMPACT) is not read yet.
+ * CHUNK_BASED). Compressed data (COMPRESSED_FULL, COMPRESSED_COMPACT) is zdata.c's, read whole.
  */
 #include <stdio.h>
 #include <string.h>
@@ -145,7 +145,7 @@ int erofs_data_at(const struct erofs_img *img, const struct erofs_inode *ino, ui
 			room = bs - (off & (bs - 1));
 		break;
 	default:
-		snprintf(why, n, "compressed data (layout %u) is not read yet", ino->layout);
+		snprintf(why, n, "compressed data (layout %u) is read whole, not by range", ino->layout);
 		return -1;
 	}
 	if (room > ino->size - off)

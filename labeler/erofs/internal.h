@@ -29,7 +29,9 @@
 #define EROFS_IN_48BIT 0x80
 #define EROFS_IN_METABOX 0x100
 #define EROFS_IN_KNOWN 0x7f /* 48BIT and METABOX: not read yet */
-/* feature_compat: long prefixes kept in the meta area even with a packed inode */
+/* feature_compat: the superblock's crc32c; long prefixes kept in the meta area even with a
+ * packed inode */
+#define EROFS_CO_SB_CHKSUM 0x01
 #define EROFS_CO_PLAIN_XATTR_PFX 0x10
 
 /* i_format: bit 0 the inode's version (0: 32-byte compact, 1: 64-byte extended), bits 1-3
@@ -46,6 +48,14 @@ struct erofs_prefix {
 	size_t len;
 };
 
+/* The packed inode's data (fragments, long prefixes), read whole when first wanted. */
+struct erofs_packed {
+	int state;              /* 0 not read yet, 1 read, -1 it cannot be (err) */
+	unsigned char *data;
+	uint64_t size;
+	char err[240];
+};
+
 struct erofs_img {
 	char *name;
 	int fd;
@@ -55,7 +65,8 @@ struct erofs_img {
 	size_t map_len;
 	unsigned blkbits;
 	uint64_t meta_off, xattr_off; /* byte offsets of the meta and shared xattr areas */
-	uint64_t root_nid, inos;
+	uint64_t root_nid, inos, packed_nid;
+	struct erofs_packed *packed; /* (filled in while the image is read, through a const img) */
 	uint32_t compat, incompat;
 	struct erofs_prefix *prefixes;
 	unsigned nprefixes;
@@ -114,6 +125,16 @@ int erofs_pread(const struct erofs_img *img, const struct erofs_inode *ino, uint
 /* A compressed file's data, whole (ino->size bytes into out): 0, or -1 with why. */
 int erofs_zread(const struct erofs_img *img, const struct erofs_inode *ino, unsigned char *out,
 		char *why, size_t n);
+/* The packed inode's bytes [off, off + len) into out, for file reader (which may not be the
+ * packed inode itself; NULL: no file): 0, or -1 with why. */
+int erofs_packed_read(const struct erofs_img *img, const struct erofs_inode *reader, uint64_t off,
+		      unsigned char *out, size_t len, char *why, size_t n);
+
+/* ---- zalg.c ---- */
+/* Decodes the pcluster src (slen bytes, zero padding first) compressed with algorithm alg
+ * (Z_EROFS_COMPRESSION_*) into the len bytes at out: 0, or -1 with why. */
+int erofs_decode(const struct erofs_img *img, unsigned alg, const unsigned char *src,
+		 size_t slen, unsigned char *out, size_t len, char *why, size_t n);
 
 /* ---- xattr.c ---- */
 /* The long name prefixes (XATTR_PREFIXES): 0, or -1 with why. */
@@ -130,10 +151,13 @@ struct erofs_dir {
 	const unsigned char *blk; /* ... its bytes, and how many */
 	size_t blen;
 	unsigned idx, count;      /* the next entry in it, and how many it holds */
+	unsigned char *zbuf;      /* a compressed directory's bytes, decompressed */
 };
 void erofs_dir_open(struct erofs_dir *d, const struct erofs_inode *dir);
-/* The next entry: 1 (*nid, *name of *nl bytes, valid while the image is open), 0 at the end,
- * -1 when the directory is damaged (why). */
+/* Frees what reading d took (a compressed directory's copy). */
+void erofs_dir_close(struct erofs_dir *d);
+/* The next entry: 1 (*nid, *name of *nl bytes, valid until d is closed), 0 at the end, -1
+ * when the directory is damaged (why). */
 int erofs_dir_next(const struct erofs_img *img, struct erofs_dir *d, uint64_t *nid,
 		   const char **name, size_t *nl, char *why, size_t n);
 /* The inode at path (from the root; symlinks are not followed): 0, or -1 with why. */

@@ -13,6 +13,11 @@
 
 #include "internal.h"
 
+bool erofs_is_magic(const unsigned char *m)
+{
+	return erofs_le32(m) == EROFS_MAGIC;
+}
+
 int erofs_probe(const char *path)
 {
 	unsigned char m[4];
@@ -90,8 +95,46 @@ static int load(struct erofs_img *img, uint64_t off, uint64_t len, char *why, si
 }
 
 /*
+ * COMPAT_SB_CHKSUM: the superblock's checksum (at 4) is crc32c, seeded with ~0 and not
+ * inverted at the end, of the block from byte 1024 to its end (the block size less 1024, or a
+ * whole block when blocks are 1 KiB or less) with the checksum field read as 0.
+ */
+static uint32_t crc32c(uint32_t crc, const unsigned char *p, size_t len)
+{
+	while (len--) {
+		crc ^= *p++;
+		for (int k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0x82f63b78u & -(crc & 1));
+	}
+	return crc;
+}
+
+static int check_sum(const struct erofs_img *img, char *why, size_t n)
+{
+	const unsigned char *sb = img->base + EROFS_SB_OFFSET;
+	size_t len = (size_t)1 << img->blkbits;
+	if (len > EROFS_SB_OFFSET)
+		len -= EROFS_SB_OFFSET;
+	if (!erofs_in(img, EROFS_SB_OFFSET, len)) {
+		snprintf(why, n, "%s: truncated EROFS image: its superblock's checksummed block "
+			 "runs past its end", img->name);
+		return -1;
+	}
+	static const unsigned char zero[4];
+	uint32_t crc = crc32c(~0u, sb, 4);
+	crc = crc32c(crc, zero, 4);
+	crc = crc32c(crc, sb + 8, len - 8);
+	if (crc != erofs_le32(sb + 4)) {
+		snprintf(why, n, "%s: corrupt EROFS superblock: checksum 0x%08x, its bytes give "
+			 "0x%08x", img->name, erofs_le32(sb + 4), crc);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * The superblock's fields (offsets in struct erofs_super_block): magic 0, checksum 4 (crc32c,
- * with COMPAT_SB_CHKSUM; not checked: every structure read is bounds-checked instead),
+ * with COMPAT_SB_CHKSUM: check_sum),
  * feature_compat 8, blkszbits 12, sb_extslots 13, root nid 14 (16 bits), inos 16, blocks 36,
  * meta_blkaddr 40, xattr_blkaddr 44, feature_incompat 80, dirblkbits 90, xattr_prefix_count 91,
  * xattr_prefix_start 92, packed_nid 96.
@@ -112,6 +155,8 @@ static int superblock(struct erofs_img *img, char *why, size_t n)
 			 img->blkbits);
 		return -1;
 	}
+	if ((img->compat & EROFS_CO_SB_CHKSUM) && check_sum(img, why, n))
+		return -1;
 	if (img->incompat & ~(uint32_t)EROFS_IN_KNOWN) {
 		snprintf(why, n, "%s: EROFS features fclabel does not read (incompat 0x%x%s)",
 			 img->name, img->incompat & ~(uint32_t)EROFS_IN_KNOWN,
@@ -126,6 +171,7 @@ static int superblock(struct erofs_img *img, char *why, size_t n)
 		return -1;
 	}
 	img->root_nid = erofs_le16(sb + 14);
+	img->packed_nid = erofs_le64(sb + 96);
 	img->inos = erofs_le64(sb + 16);
 	img->meta_off = (uint64_t)erofs_le32(sb + 40) << img->blkbits;
 	img->xattr_off = (uint64_t)erofs_le32(sb + 44) << img->blkbits;
@@ -146,32 +192,50 @@ static int superblock(struct erofs_img *img, char *why, size_t n)
 	return 0;
 }
 
-int erofs_open(const char *path, struct erofs_img **out, char *why, size_t n)
-{
-	return erofs_open_range(path, 0, 0, out, why, n);
-}
-
-int erofs_open_range(const char *path, uint64_t off, uint64_t len, struct erofs_img **out,
-		     char *why, size_t n)
+/* The image at fd (taken over), its EROFS file system len bytes from off (len 0: to the end). */
+static int open_at(const char *name, int fd, uint64_t off, uint64_t len, struct erofs_img **out,
+		   char *why, size_t n)
 {
 	struct erofs_img *img = calloc(1, sizeof(*img));
 	*out = NULL;
-	if (!img || !(img->name = strdup(path))) {
+	if (!img || !(img->name = strdup(name)) || !(img->packed = calloc(1, sizeof(*img->packed)))) {
+		if (img)
+			free(img->name);
 		free(img);
-		snprintf(why, n, "%s: out of memory", path);
+		close(fd);
+		snprintf(why, n, "%s: out of memory", name);
 		return -1;
 	}
-	if ((img->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		snprintf(why, n, "%s: %s", path, strerror(errno));
-		erofs_close(img);
-		return -1;
-	}
-	if (load(img, off, len, why, n) || superblock(img, why, n) || erofs_prefixes_load(img, why, n)) {
+	img->fd = fd;
+	if (load(img, off, len, why, n) || superblock(img, why, n) ||
+	    erofs_prefixes_load(img, why, n)) {
 		erofs_close(img);
 		return -1;
 	}
 	*out = img;
 	return 0;
+}
+
+int erofs_open_fd(const char *name, int fd, struct erofs_img **out, char *why, size_t n)
+{
+	return open_at(name, fd, 0, 0, out, why, n);
+}
+
+int erofs_open_range(const char *path, uint64_t off, uint64_t len, struct erofs_img **out,
+		     char *why, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	*out = NULL;
+	if (fd < 0) {
+		snprintf(why, n, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	return open_at(path, fd, off, len, out, why, n);
+}
+
+int erofs_open(const char *path, struct erofs_img **out, char *why, size_t n)
+{
+	return erofs_open_range(path, 0, 0, out, why, n);
 }
 
 void erofs_close(struct erofs_img *img)
@@ -184,6 +248,9 @@ void erofs_close(struct erofs_img *img)
 		free((void *)img->base);
 	if (img->fd >= 0)
 		close(img->fd);
+	if (img->packed)
+		free(img->packed->data);
+	free(img->packed);
 	free(img->prefixes);
 	free(img->name);
 	free(img);

@@ -113,6 +113,7 @@ static int push_dir(struct walker *w, const struct erofs_inode *dir)
 static int pop_dir(struct walker *w)
 {
 	struct frame *f = &w->stack[--w->depth];
+	erofs_dir_close(&f->cur);
 	w->plen = f->pathlen;
 	w->path[w->plen] = 0;
 	struct erofs_entry e = { w->path, w->plen, NULL, f->cur.dir.nid };
@@ -208,6 +209,8 @@ int erofs_walk(const struct erofs_img *img, const char *mountpoint, erofs_walk_f
 			break;
 		rc = r;
 	}
+	while (w.depth) /* (stopped early) */
+		erofs_dir_close(&w.stack[--w.depth].cur);
 	free(w.stack);
 	free(w.path);
 	free(w.seen);

@@ -28,7 +28,7 @@ static const char *short_prefix(unsigned idx)
 
 /* A long prefix record: its 16-bit length, then struct erofs_xattr_long_prefix (base_index,
  * the infix); records are 4-aligned. */
-static int read_prefix(struct erofs_img *img, const struct erofs_inode *packed, uint64_t *pos,
+static int read_prefix(struct erofs_img *img, bool packed, uint64_t *pos,
 		       struct erofs_prefix *pf, char *why, size_t n)
 {
 	unsigned char len[2], rec[256];
@@ -36,7 +36,7 @@ static int read_prefix(struct erofs_img *img, const struct erofs_inode *packed, 
 
 	*pos = (*pos + 3) & ~(uint64_t)3;
 	if (packed) {
-		if (erofs_pread(img, packed, *pos, len, 2, why, n))
+		if (erofs_packed_read(img, NULL, *pos, len, 2, why, n))
 			return -1;
 	} else if (erofs_in(img, *pos, 2)) {
 		memcpy(len, img->base + *pos, 2);
@@ -50,7 +50,7 @@ static int read_prefix(struct erofs_img *img, const struct erofs_inode *packed, 
 		return -1;
 	}
 	if (packed) {
-		if (erofs_pread(img, packed, *pos + 2, rec, l, why, n))
+		if (erofs_packed_read(img, NULL, *pos + 2, rec, l, why, n))
 			return -1;
 	} else if (erofs_in(img, *pos + 2, l)) {
 		memcpy(rec, img->base + *pos + 2, l);
@@ -74,24 +74,18 @@ int erofs_prefixes_load(struct erofs_img *img, char *why, size_t n)
 {
 	const unsigned char *sb = img->base + EROFS_SB_OFFSET;
 	unsigned count = sb[91];
-	uint64_t pos = (uint64_t)erofs_le32(sb + 92) * 4, packed_nid = erofs_le64(sb + 96);
-	struct erofs_inode packed;
-	char w[200];
+	uint64_t pos = (uint64_t)erofs_le32(sb + 92) * 4;
+	bool in_packed = img->packed_nid && !(img->compat & EROFS_CO_PLAIN_XATTR_PFX);
+	char w[300];
 
 	if (!(img->incompat & EROFS_IN_XATTR_PREFIXES) || !count)
 		return 0;
-	if (packed_nid && !(img->compat & EROFS_CO_PLAIN_XATTR_PFX) &&
-	    erofs_inode_read(img, packed_nid, &packed, w, sizeof(w))) {
-		snprintf(why, n, "%s: corrupt EROFS image: its packed inode: %s", img->name, w);
-		return -1;
-	}
 	if (!(img->prefixes = calloc(count, sizeof(*img->prefixes)))) {
 		snprintf(why, n, "%s: out of memory", img->name);
 		return -1;
 	}
 	for (unsigned i = 0; i < count; i++) {
-		bool in_packed = packed_nid && !(img->compat & EROFS_CO_PLAIN_XATTR_PFX);
-		if (read_prefix(img, in_packed ? &packed : NULL, &pos, &img->prefixes[i], w,
+		if (read_prefix(img, in_packed, &pos, &img->prefixes[i], w,
 				sizeof(w))) {
 			snprintf(why, n, "%s: corrupt EROFS image: long xattr prefix %u: %s",
 				 img->name, i, w);

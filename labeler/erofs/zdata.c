@@ -22,14 +22,23 @@
  * boundary, then
  * (with Z_EROFS_ADVISE_COMPACTED_2B) 2B packs for a multiple of 16 lclusters, then 4B again.
  *
- * LZ4 (algorithm 0; LZ4HC writes the same format) is decoded by liblz4; with
- * INCOMPAT_LZ4_0PADDING the compressed bytes end at the end of their block, the zeros before
- * them are padding. Not read yet: inline (ztailpacking) and fragment
- * pclusters, interlaced plain pclusters, LZMA, DEFLATE and Zstandard.
+ * The last extent (the one holding the file's last byte) may lie elsewhere: inline
+ * (Z_EROFS_ADVISE_INLINE_PCLUSTER, ztailpacking): h_idata_size (16 bits at 2) bytes right after
+ * the index pack that holds the last lcluster, not crossing a block; or in the packed inode
+ * (Z_EROFS_ADVISE_FRAGMENT_PCLUSTER, fragments), at h_fragmentoff (32 bits at 0; with full
+ * indexes the tail head's blkaddr gives the high 32 bits). With h_clusterbits bit 7 the whole
+ * file is in the packed inode, at the 63 bits of the header below it, and there are no
+ * indexes. A PLAIN pcluster is the extent's bytes as they are, or with
+ * Z_EROFS_ADVISE_INTERLACED_PCLUSTER rotated within its block: the extent's first byte at the
+ * offset its start has in a block. Algorithms: zalg.c.
+ *
+ * The packed inode (superblock packed_nid) is itself a file, compressed or not; its data is read
+ * whole once and kept while the image is open (erofs_packed_read).
  */
-#include <lz4.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 
@@ -40,6 +49,7 @@ enum { LC_PLAIN, LC_HEAD1, LC_NONHEAD, LC_HEAD2 };
 #define ADV_INLINE_PCLUSTER 0x0008
 #define ADV_INTERLACED_PCLUSTER 0x0010
 #define ADV_FRAGMENT_PCLUSTER 0x0020
+#define ADV_EXTENTS 0x0001 /* (full indexes: the 48-bit layout's extents) */
 #define D0_CBLKCNT 0x0800
 /* a pcluster's size at most (Z_EROFS_PCLUSTER_MAX_SIZE) */
 #define PCLUSTER_MAX (1u << 20)
@@ -50,11 +60,20 @@ struct zmap {
 	uint64_t hdr;           /* the map header's offset */
 	unsigned advise, algs;
 	uint64_t totalidx;      /* lclusters (of a block each) */
+	unsigned idata;         /* ztailpacking: the inline pcluster's size */
+	uint64_t tailoff;       /* ... where it lies; fragments: where the tail lies in the packed
+				 * inode */
+	bool whole;             /* the whole file is in the packed inode */
+};
+
+/* An lcluster's index: its type; a head's clusterofs and block; a NONHEAD's delta[0] */
+struct lcl {
+	unsigned type, ofs, d0;
+	uint32_t pblk;
 };
 
 /* One lcluster's index: *type, and for a head *clusterofs and *pblk. 0, or -1 with why. */
-static int full_index(const struct zmap *z, uint64_t lcn, unsigned *type, unsigned *ofs,
-		      uint32_t *pblk, unsigned *d0, char *why, size_t n)
+static int full_index(const struct zmap *z, uint64_t lcn, struct lcl *l, char *why, size_t n)
 {
 	uint64_t at = z->hdr + 16 + lcn * 8;
 	if (!erofs_in(z->img, at, 8)) {
@@ -63,10 +82,10 @@ static int full_index(const struct zmap *z, uint64_t lcn, unsigned *type, unsign
 		return -1;
 	}
 	const unsigned char *d = z->img->base + at;
-	*type = erofs_le16(d) & 3;
-	*ofs = erofs_le16(d + 2);
-	*pblk = erofs_le32(d + 4);
-	*d0 = erofs_le16(d + 4);
+	l->type = erofs_le16(d) & 3;
+	l->ofs = erofs_le16(d + 2);
+	l->pblk = erofs_le32(d + 4);
+	l->d0 = erofs_le16(d + 4);
 	return 0;
 }
 
@@ -102,8 +121,8 @@ static int pack_blocks(const struct zmap *z, const unsigned char *in, int i, uns
 	return 0;
 }
 
-static int compact_index(const struct zmap *z, uint64_t lcn, unsigned *type, unsigned *ofs,
-			 uint32_t *pblk, unsigned *d0, char *why, size_t n)
+/* Where lcluster lcn's compact entry is (*pos), and its width (1 << *shift bytes, averaged). */
+static void compact_pos(const struct zmap *z, uint64_t lcn, uint64_t *at, unsigned *shiftp)
 {
 	const uint64_t ebase = z->hdr + 8;
 	unsigned initial = (unsigned)(((32 - ebase % 32) / 4) & 7), shift = 2;
@@ -120,7 +139,15 @@ static int compact_index(const struct zmap *z, uint64_t lcn, unsigned *type, uns
 			lcn -= twob;
 		}
 	}
-	pos += lcn << shift;
+	*at = pos + (lcn << shift);
+	*shiftp = shift;
+}
+
+static int compact_index(const struct zmap *z, uint64_t lcn, struct lcl *l, char *why, size_t n)
+{
+	uint64_t pos;
+	unsigned shift;
+	compact_pos(z, lcn, &pos, &shift);
 	unsigned vcnt = shift == 2 ? 2 : 16, packsz = vcnt << shift;
 	unsigned lobits = z->img->blkbits > 12 ? z->img->blkbits : 12;
 	unsigned encodebits = (packsz - 4) * 8 / vcnt;
@@ -132,67 +159,111 @@ static int compact_index(const struct zmap *z, uint64_t lcn, unsigned *type, uns
 	}
 	const unsigned char *in = z->img->base + pack;
 	int i = (int)((pos - pack) >> shift);
-	unsigned lo = field(in, encodebits * (unsigned)i, lobits, type), nblk;
-	*d0 = lo;
-	if (*type == LC_NONHEAD)
+	unsigned lo = field(in, encodebits * (unsigned)i, lobits, &l->type), nblk;
+	l->d0 = lo;
+	if (l->type == LC_NONHEAD)
 		return 0;
-	*ofs = lo;
+	l->ofs = lo;
 	if (pack_blocks(z, in, i, encodebits, lobits, &nblk)) {
 		snprintf(why, n, "corrupt compact index before lcluster %llu",
 			 (unsigned long long)lcn);
 		return -1;
 	}
-	*pblk = erofs_le32(in + packsz - 4) + nblk;
+	l->pblk = erofs_le32(in + packsz - 4) + nblk;
 	return 0;
 }
 
-/* The extent [la, end) whose head is at lcn, stored at block pblk: into out + la. */
+/* An extent: its head's lcluster, type, start, block and blocks */
 struct head {
 	unsigned type;
 	uint64_t lcn, la;
 	uint32_t pblk, nblks;
 };
 
-/* The extent [h->la, end): into out + la. */
-static int extent(const struct zmap *z, const struct head *h, uint64_t end, unsigned char *out,
-		  char *why, size_t n)
+/* A PLAIN pcluster's bytes (src, slen of them) as the extent's len bytes at la. */
+static int plain(const struct zmap *z, uint64_t la, const unsigned char *src, size_t slen,
+		 unsigned char *out, size_t len, char *why, size_t n)
 {
-	const struct erofs_img *img = z->img;
-	unsigned type = h->type;
-	uint32_t pblk = h->pblk;
-	uint64_t la = h->la;
-	size_t bs = ((size_t)1 << img->blkbits) * h->nblks, len = (size_t)(end - la);
-	uint64_t at = (uint64_t)pblk << img->blkbits;
-	if (!erofs_in(img, at, bs)) {
-		snprintf(why, n, "its pcluster at block %u lies past the end of the image", pblk);
+	size_t bs = (size_t)1 << z->img->blkbits;
+	if (len > slen) {
+		snprintf(why, n, "an uncompressed extent of %zu bytes in a pcluster of %zu", len,
+			 slen);
 		return -1;
 	}
-	const unsigned char *src = img->base + at;
-	if (len > (type == LC_PLAIN ? bs : (size_t)Z_EROFS_MAX_EXTENT)) {
+	if (!(z->advise & ADV_INTERLACED_PCLUSTER)) {
+		memcpy(out, src, len);
+		return 0;
+	}
+	/* interlaced: the extent begins where la lies in a block, and wraps around to the
+	 * pcluster's start */
+	size_t skip = (size_t)(la & (bs - 1)), right = len < bs - skip ? len : bs - skip;
+	if (slen > bs || skip + right > slen) {
+		snprintf(why, n, "an interlaced pcluster of %zu bytes for an extent at %llu", slen,
+			 (unsigned long long)la);
+		return -1;
+	}
+	memcpy(out, src + skip, right);
+	memcpy(out + right, src, len - right);
+	return 0;
+}
+
+/* The extent [h->la, end): into out + la. tail: it is the file's last, which may be inline or a
+ * fragment. */
+static int extent(const struct zmap *z, const struct head *h, uint64_t end, bool tail,
+		  unsigned char *out, char *why, size_t n)
+{
+	const struct erofs_img *img = z->img;
+	uint64_t la = h->la;
+	size_t len = (size_t)(end - la), bs = (size_t)1 << img->blkbits, slen;
+	uint64_t at;
+	if (len > (size_t)Z_EROFS_MAX_EXTENT) {
 		snprintf(why, n, "an extent of %zu bytes at %llu", len, (unsigned long long)la);
 		return -1;
 	}
-	if (type == LC_PLAIN) {
-		memcpy(out + la, src, len);
-		return 0;
-	}
-	unsigned alg = type == LC_HEAD1 ? z->algs & 15 : z->algs >> 4;
-	if (alg != 0) {
-		snprintf(why, n, "compression algorithm %u (not LZ4) is not read yet", alg);
+	if (tail && (z->advise & ADV_FRAGMENT_PCLUSTER))
+		return erofs_packed_read(img, z->ino, z->tailoff, out + la, len, why, n);
+	if (tail && z->idata) {
+		at = z->tailoff;
+		slen = z->idata;
+		if ((at & (bs - 1)) + slen > bs) {
+			snprintf(why, n, "its inline pcluster (%zu bytes) crosses a block", slen);
+			return -1;
+		}
+	} else if (h->nblks) {
+		at = (uint64_t)h->pblk << img->blkbits;
+		slen = bs * h->nblks;
+	} else {
+		snprintf(why, n, "a pcluster of 0 blocks at lcluster %llu", (unsigned long long)h->lcn);
 		return -1;
 	}
-	size_t margin = 0;
-	if (img->incompat & EROFS_IN_ZERO_PADDING)
-		while (margin < bs && !src[margin])
-			margin++;
-	int r = LZ4_decompress_safe_partial((const char *)src + margin, (char *)out + la,
-					    (int)(bs - margin), (int)len, (int)len);
-	if (r != (int)len) {
-		snprintf(why, n, "corrupt LZ4 data at block %u (extent at byte %llu)", pblk,
+	if (!erofs_in(img, at, slen)) {
+		snprintf(why, n, "its pcluster at byte %llu lies past the end of the image",
+			 (unsigned long long)at);
+		return -1;
+	}
+	const unsigned char *src = img->base + at;
+	if (h->type == LC_PLAIN)
+		return plain(z, la, src, slen, out + la, len, why, n);
+	char w[200];
+	if (erofs_decode(img, h->type == LC_HEAD1 ? z->algs & 15 : z->algs >> 4, src, slen,
+			 out + la, len, w, sizeof(w))) {
+		snprintf(why, n, "%s at byte %llu (extent at %llu)", w, (unsigned long long)at,
 			 (unsigned long long)la);
 		return -1;
 	}
 	return 0;
+}
+
+/* Where the bytes after the index of the last lcluster begin: the inline pcluster's place. */
+static uint64_t index_end(const struct zmap *z)
+{
+	if (z->ino->layout == EROFS_COMPRESSED_FULL)
+		return z->hdr + 16 + z->totalidx * 8;
+	uint64_t pos;
+	unsigned shift;
+	compact_pos(z, z->totalidx - 1, &pos, &shift);
+	unsigned packsz = (shift == 2 ? 2u : 16u) << shift;
+	return (pos & ~(uint64_t)(packsz - 1)) + packsz;
 }
 
 static int map_header(struct zmap *z, char *why, size_t n)
@@ -204,15 +275,26 @@ static int map_header(struct zmap *z, char *why, size_t n)
 		return -1;
 	}
 	const unsigned char *h = z->img->base + z->hdr;
+	z->totalidx = (ino->size + ((uint64_t)1 << z->img->blkbits) - 1) >> z->img->blkbits;
+	if (h[7] & 0x80) { /* the whole file in the packed inode */
+		z->whole = true;
+		z->tailoff = erofs_le64(h) & ~(1ull << 63);
+		return 0;
+	}
 	z->advise = erofs_le16(h + 4);
 	z->algs = h[6];
-	if ((h[7] & 0x0f) || (h[7] & 0x80) ||
-	    (z->advise & (ADV_INLINE_PCLUSTER | ADV_INTERLACED_PCLUSTER | ADV_FRAGMENT_PCLUSTER))) {
-		snprintf(why, n, "compressed with features not read yet (advise 0x%x, cluster "
-			 "bits 0x%x)", z->advise, h[7]);
+	if ((h[7] & 0x7f) || (ino->layout == EROFS_COMPRESSED_FULL && (z->advise & ADV_EXTENTS)) ||
+	    (ino->layout == EROFS_COMPRESSED_COMPACT && z->img->blkbits > 14)) {
+		snprintf(why, n, "compressed in a way not read yet (advise 0x%x, cluster bits 0x%x, "
+			 "blocks of 2^%u)", z->advise, h[7], z->img->blkbits);
 		return -1;
 	}
-	z->totalidx = (ino->size + ((uint64_t)1 << z->img->blkbits) - 1) >> z->img->blkbits;
+	if (z->advise & ADV_FRAGMENT_PCLUSTER) {
+		z->tailoff = erofs_le32(h);
+	} else if (z->advise & ADV_INLINE_PCLUSTER) {
+		z->idata = erofs_le16(h + 2);
+		z->tailoff = index_end(z);
+	}
 	return 0;
 }
 
@@ -220,6 +302,16 @@ static int map_header(struct zmap *z, char *why, size_t n)
 static bool big_for(const struct zmap *z, unsigned type)
 {
 	return z->advise & (type == LC_HEAD1 ? ADV_BIG_PCLUSTER_1 : ADV_BIG_PCLUSTER_2);
+}
+
+/* The last extent, from h to the end of the file. */
+static int last_extent(struct zmap *z, const struct head *h, unsigned char *out, char *why,
+		       size_t n)
+{
+	/* full indexes: a fragment's offset has 64 bits, the tail head's blkaddr the high 32 */
+	if ((z->advise & ADV_FRAGMENT_PCLUSTER) && z->ino->layout == EROFS_COMPRESSED_FULL)
+		z->tailoff |= (uint64_t)h->pblk << 32;
+	return h->la < z->ino->size ? extent(z, h, z->ino->size, true, out, why, n) : 0;
 }
 
 int erofs_zread(const struct erofs_img *img, const struct erofs_inode *ino, unsigned char *out,
@@ -233,40 +325,104 @@ int erofs_zread(const struct erofs_img *img, const struct erofs_inode *ino, unsi
 		return 0;
 	if (map_header(&z, why, n))
 		return -1;
+	if (z.whole)
+		return erofs_packed_read(img, ino, z.tailoff, out, (size_t)ino->size, why, n);
 	for (uint64_t lcn = 0; lcn < z.totalidx; lcn++) {
-		unsigned type, ofs = 0, d0 = 0;
-		uint32_t pblk = 0;
-		int r = ino->layout == EROFS_COMPRESSED_FULL
-				? full_index(&z, lcn, &type, &ofs, &pblk, &d0, why, n)
-				: compact_index(&z, lcn, &type, &ofs, &pblk, &d0, why, n);
-		if (r)
+		struct lcl l = { 0 };
+		if (ino->layout == EROFS_COMPRESSED_FULL ? full_index(&z, lcn, &l, why, n)
+							 : compact_index(&z, lcn, &l, why, n))
 			return -1;
-		if (type == LC_NONHEAD) {
+		if (l.type == LC_NONHEAD) {
 			/* the first NONHEAD after a head: its pcluster's block count */
-			if (have && lcn == h.lcn + 1 && (d0 & D0_CBLKCNT) && big_for(&z, h.type))
-				h.nblks = d0 & ~D0_CBLKCNT;
-			if (!h.nblks || h.nblks > PCLUSTER_MAX >> img->blkbits) {
+			if (have && lcn == h.lcn + 1 && (l.d0 & D0_CBLKCNT) && big_for(&z, h.type))
+				h.nblks = l.d0 & ~D0_CBLKCNT;
+			/* (0 blocks: the tail, in the packed inode; extent() tells) */
+			if (h.nblks > PCLUSTER_MAX >> img->blkbits) {
 				snprintf(why, n, "a pcluster of %u blocks at lcluster %llu", h.nblks,
 					 (unsigned long long)lcn);
 				return -1;
 			}
 			continue;
 		}
-		uint64_t at = (lcn << img->blkbits) + ofs;
-		if (ofs >> img->blkbits || (!have && at) || (have && at <= h.la) ||
+		uint64_t at = (lcn << img->blkbits) + l.ofs;
+		if (at == ino->size && have)
+			break; /* (an empty extent at the end: the one before is the last) */
+		if (l.ofs >> img->blkbits || (!have && at) || (have && at <= h.la) ||
 		    at > ino->size) {
 			snprintf(why, n, "corrupt compression index at lcluster %llu",
 				 (unsigned long long)lcn);
 			return -1;
 		}
-		if (have && extent(&z, &h, at, out, why, n))
+		if (have && extent(&z, &h, at, false, out, why, n))
 			return -1;
-		h = (struct head){ type, lcn, at, pblk, 1 };
+		h = (struct head){ l.type, lcn, at, l.pblk, 1 };
 		have = true;
 	}
 	if (!have) {
 		snprintf(why, n, "a compressed file with no head lcluster");
 		return -1;
 	}
-	return h.la < ino->size ? extent(&z, &h, ino->size, out, why, n) : 0;
+	return last_extent(&z, &h, out, why, n);
+}
+
+/* The packed inode's data is read whole, at most this much */
+#define PACKED_MAX ((uint64_t)1 << 30)
+
+/* Reads the packed inode whole into img->packed (once; a failure is kept). */
+static void packed_load(const struct erofs_img *img)
+{
+	struct erofs_packed *p = img->packed;
+	struct erofs_inode ino;
+	char w[200];
+	p->state = -1;
+	if (!img->packed_nid || erofs_inode_read(img, img->packed_nid, &ino, w, sizeof(w))) {
+		snprintf(p->err, sizeof(p->err), "its packed inode (nid %llu): %s",
+			 (unsigned long long)img->packed_nid, img->packed_nid ? w : "none");
+		return;
+	}
+	if (!S_ISREG(ino.mode) || ino.size > PACKED_MAX) {
+		snprintf(p->err, sizeof(p->err), "its packed inode (nid %llu) is not a file of at "
+			 "most 1 GiB (mode 0%o, %llu bytes)", (unsigned long long)img->packed_nid,
+			 ino.mode, (unsigned long long)ino.size);
+		return;
+	}
+	bool z = ino.layout == EROFS_COMPRESSED_FULL || ino.layout == EROFS_COMPRESSED_COMPACT;
+	if (!(p->data = malloc((size_t)ino.size + 1))) {
+		snprintf(p->err, sizeof(p->err), "its packed inode: out of memory");
+		return;
+	}
+	if (z ? erofs_zread(img, &ino, p->data, w, sizeof(w))
+	      : erofs_pread(img, &ino, 0, p->data, (size_t)ino.size, w, sizeof(w))) {
+		snprintf(p->err, sizeof(p->err), "its packed inode (nid %llu): %s",
+			 (unsigned long long)img->packed_nid, w);
+		free(p->data);
+		p->data = NULL;
+		return;
+	}
+	p->size = ino.size;
+	p->state = 1;
+}
+
+int erofs_packed_read(const struct erofs_img *img, const struct erofs_inode *reader, uint64_t off,
+		      unsigned char *out, size_t len, char *why, size_t n)
+{
+	struct erofs_packed *p = img->packed;
+	/* the packed inode's own data in the packed inode: a loop */
+	if (reader && reader->nid == img->packed_nid) {
+		snprintf(why, n, "the packed inode refers to itself");
+		return -1;
+	}
+	if (!p->state)
+		packed_load(img);
+	if (p->state < 0) {
+		snprintf(why, n, "%s", p->err);
+		return -1;
+	}
+	if (off > p->size || len > p->size - off) {
+		snprintf(why, n, "a fragment of %zu bytes at %llu, past the end of the packed inode "
+			 "(%llu bytes)", len, (unsigned long long)off, (unsigned long long)p->size);
+		return -1;
+	}
+	memcpy(out, p->data + off, len);
+	return 0;
 }

@@ -101,9 +101,11 @@ static int src_open(struct ns *ns, struct src *s, char *path, const char *what, 
 	if (img_choose_part(ns->cmd, path, &p))
 		return -1;
 	s->where = p.where;
-	if (p.where.set ? p.where.erofs : erofs_probe(path) == 1) {
+	if (p.where.set ? p.where.erofs : eroimg_probe(path) == 1) {
 		char why[600];
-		if (erofs_open_range(path, p.where.offset, p.where.size, &s->ero, why, sizeof(why))) {
+		if (p.where.set ? erofs_open_range(path, p.where.offset, p.where.size, &s->ero, why,
+						   sizeof(why))
+				: eroimg_open(path, &s->ero, &s->ero_sparse, why, sizeof(why))) {
 			fprintf(stderr, "fclabel %s: %s%s%s\n", ns->cmd, what, sep, why);
 			return -1;
 		}
@@ -663,7 +665,7 @@ static const char *src_kind(const struct src *s)
 	if (!s->image)
 		return s->empty ? "an empty directory: not mounted?" : "directory";
 	if (s->ero)
-		return "EROFS image";
+		return s->ero_sparse ? "EROFS image, Android sparse" : "EROFS image";
 	return s->img.fmt == IMGFMT_RAW ? "raw image" : s->img.fmt == IMGFMT_SPARSE
 		? "Android sparse image" : "block device";
 }

@@ -26,6 +26,7 @@ struct src {
 	struct image img;
 	struct erofs_img *ero; /* an EROFS image (image is true): read by erofs/, not img */
 	struct img_part where; /* the partition of a disk image it is (where.set), or none */
+	bool ero_sparse;       /* ... in Android's sparse format */
 	bool open;
 };
 

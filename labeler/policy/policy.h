@@ -18,6 +18,14 @@ enum {
 	EXIT_USAGE = 2,    /* bad options, unloadable policy, unusable image */
 };
 
+/* ---- eroimg.c: an EROFS image, raw or in Android's sparse format (expanded into memory) ---- */
+struct erofs_img;
+/* Whether path holds an EROFS image: 1, 0, -1 when it cannot be read (errno). */
+int eroimg_probe(const char *path);
+/* Opens it (erofs_open), *sparse saying whether it was sparse (sparse may be NULL): 0, or -1
+ * with why (naming it). */
+int eroimg_open(const char *path, struct erofs_img **img, bool *sparse, char *why, size_t n);
+
 /* ---- load.c: file_contexts, seapp_contexts and packages.list, loaded or said why not ---- */
 
 /* Accumulates -S arguments: each may be a comma-separated list. */
