@@ -133,23 +133,7 @@ expect_eq "an unlabeled image: no security.selinux (exit 3)" "$?" 3
 # then begins with the old name's bytes, "selinux" and the label.
 # resum IMG: the superblock's checksum (crc32c from byte 1024 to the end of its block, the field
 # read as 0; COMPAT_SB_CHKSUM) made right again after a change
-resum() { # IMG
-	"$PY" - "$1" <<'PYEOF'
-import struct, sys
-f = open(sys.argv[1], "r+b")
-b = bytearray(f.read(65536 + 1024))
-if struct.unpack_from("<I", b, 1032)[0] & 1 and b[1036] <= 16:
-    bs = 1 << b[1036]
-    n = bs - 1024 if bs > 1024 else bs
-    sb = bytearray(b[1024:1024 + n]); sb[4:8] = bytes(4)
-    crc = 0xffffffff
-    for x in sb:
-        crc ^= x
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82f63b78 if crc & 1 else 0)
-    f.seek(1028); f.write(struct.pack("<I", crc))
-PYEOF
-}
+resum() { "$PY" "$TOP/tests/erofssum.py" "$1"; } # IMG
 longpfx() { # IN OUT INFIX
 	"$PY" - "$@" <<'PYEOF'
 import struct, sys
@@ -281,22 +265,9 @@ bad_case "an unknown incompat feature" c.incompat "*c.incompat*EROFS features*"
 # indexes) of an uncompressed image with shared attributes and of a compressed one with big
 # pclusters, and over anything (compressed data too): whatever they hit, check and every
 # file's data come to a clear end, no crash, no hang
-"$PY" - e.shared.lab e.aosp.lab <<'PYEOF'
+PYTHONPATH=$TOP/tests "$PY" - e.shared.lab e.aosp.lab <<'PYEOF'
 import random, struct, sys
-def resum(b):
-    # the superblock's checksum made right (but for every third image): the metadata in its
-    # block (inodes from block 0) is then read, not refused at the checksum
-    if not struct.unpack_from("<I", b, 1032)[0] & 1 or b[1036] > 16:
-        return
-    bs = 1 << b[1036]
-    n = bs - 1024 if bs > 1024 else bs
-    sb = bytearray(b[1024:1024 + n]); sb[4:8] = bytes(4)
-    crc = 0xffffffff
-    for x in sb:
-        crc ^= x
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82f63b78 if crc & 1 else 0)
-    struct.pack_into("<I", b, 1028, crc)
+from erofssum import resum
 rnd = random.Random(33)
 k = 0
 for src in sys.argv[1:]:

@@ -279,28 +279,8 @@ if command -v mkfs.erofs >/dev/null 2>&1; then
 	rm -f ven.erofs venl.erofs sar.erofs conflict.erofs
 	mkfs.erofs --quiet -zlz4hc ven.erofs ven >/dev/null 2>&1 || bad "mkfs.erofs ven"
 	# (Debian's mkfs.erofs 1.5 has no -L: the volume name is written into the superblock here,
-	# and its checksum made again: crc32c from ~0, not inverted, over the superblock's block from
-	# byte 1024 with the checksum field zeroed)
-	setvol() {
-		"$PY" - "$1" "$2" <<'PYEOF'
-import struct, sys
-t = []
-for i in range(256):
-    c = i
-    for _ in range(8):
-        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-    t.append(c)
-b = bytearray(open(sys.argv[1], "rb").read())
-b[1024 + 64:1024 + 80] = sys.argv[2].encode().ljust(16, b"\0")
-sb = bytearray(b[1024:1 << b[1024 + 12]])
-sb[4:8] = b"\0\0\0\0"
-crc = 0xFFFFFFFF
-for x in sb:
-    crc = t[(crc ^ x) & 0xFF] ^ (crc >> 8)
-struct.pack_into("<I", b, 1028, crc)
-open(sys.argv[1], "wb").write(b)
-PYEOF
-	}
+	# and its checksum made right again)
+	setvol() { "$PY" "$TOP/tests/erofssum.py" "$1" "$2"; }
 	mkfs.erofs --quiet venl.erofs plain >/dev/null 2>&1 && setvol venl.erofs vendor || bad "mkfs.erofs plain"
 	mkfs.erofs --quiet sar.erofs sar >/dev/null 2>&1 || bad "mkfs.erofs sar"
 	mkfs.erofs --quiet conflict.erofs sys >/dev/null 2>&1 && setvol conflict.erofs vendor || bad "mkfs.erofs conflict"
