@@ -10,7 +10,7 @@
  * reserved inodes, or an orphan: orphans.c), its attribute block (shared between inodes: claimed
  * once) and its blocks: the extent tree's nodes and extents, or the indirect blocks and what they
  * map. The resize inode claims only its double-indirect block (the reserved descriptors it maps
- * are the groups'). The inode tables are read a megabyte at a time, skipping what the group
+ * are the groups'). The inode tables are read 64 KiB at a time, skipping what the group
  * descriptors say was never used, as libext2fs's inode scan does.
  *
  * The image says what its trees are, and a hostile one says anything: so a tree node is a block
@@ -310,12 +310,19 @@ out:
 /*
  * Every inode of the inode tables, as libext2fs's inode scan reads them (a group whose inodes
  * were never used, and the unused tail of each table, skipped when the group descriptors have
- * checksums), but a megabyte at a time and without copying or checking each inode.
+ * checksums), but ITABLE_CHUNK at a time and without copying or checking each inode.
  */
+/* The tables are read from the page cache more often than from the disk (an image just written
+ * or copied): then the copy into buf is the cost, and a buffer that stays in the core's L2 cache
+ * (and below malloc's mmap threshold: no page faults for a fresh mapping each call) makes the
+ * scan of a 200,000-inode image 3-4 times faster than a megabyte at a time did (0.05 s -> 0.015
+ * s on the 2-core machine of make bench-relabel; 16-128 KiB were alike). */
+#define ITABLE_CHUNK (64u << 10)
+
 errcode_t itable_each(ext2_filsys fs, itable_fn fn, void *arg)
 {
 	size_t isize = EXT2_INODE_SIZE(fs->super), per_block = fs->blocksize / isize;
-	size_t chunk = (1u << 20) / fs->blocksize;
+	size_t chunk = ITABLE_CHUNK > fs->blocksize ? ITABLE_CHUNK / fs->blocksize : 1;
 	bool lazy = ext2fs_has_group_desc_csum(fs);
 	char *buf = malloc(chunk * fs->blocksize);
 	errcode_t rc = 0;
