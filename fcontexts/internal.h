@@ -98,6 +98,10 @@ struct subst {
 struct sublist {
 	struct subst *v;    /* in file order; searched from the end */
 	size_t n;
+	size_t maxdst;      /* the longest DST */
+	/* fc_hash & 255 of each SRC's first component (see fc_first_comp): a key whose first
+	 * component's bit is clear has no SRC as a prefix (set by fc_index_subs) */
+	uint64_t first[4];
 };
 
 struct fc_dindex; /* digest.c's index, opaque elsewhere */
@@ -187,6 +191,8 @@ int fc_parse_file(struct fc_set *set, const char *path, bool optional, struct fc
  * a and b are scratch of len + fc_key_room(set) bytes each; returns the key (path itself when
  * nothing changes it, else in a or b; NUL-terminated), its length in *keylen. */
 size_t fc_key_room(const struct fc_set *set);
+/* Fills l->maxdst and l->first once every line is read. */
+void fc_index_subs(struct sublist *l);
 const char *fc_make_key(const struct fc_set *set, const char *path, size_t len, char *a, char *b,
 			size_t *keylen);
 
