@@ -127,6 +127,7 @@ struct fc_set {
 	int *lhash;
 	size_t lmask;
 	uint64_t litlens[4]; /* bit L (255: 255 or more): some literal spec is L bytes long */
+	uint64_t litfirst[4]; /* fc_first_bit's bits of the literal specs' first components */
 	struct tier plain, regex;
 	pthread_mutex_t lock; /* guards lazy chunk building */
 	char *warning;        /* what loading worked around (fc_load_warning), or NULL */
@@ -193,6 +194,11 @@ int fc_parse_file(struct fc_set *set, const char *path, bool optional, struct fc
 size_t fc_key_room(const struct fc_set *set);
 /* Fills l->maxdst and l->first once every line is read. */
 void fc_index_subs(struct sublist *l);
+/* The bit of s[0..n)'s first component (up to its second '/', searched from s[1], or all of
+ * it) in a 256-bit set: a string that has another as a prefix up to a '/' or its end has the
+ * other's first component. fc_first_bit tests it in bits, fc_first_set sets it. */
+bool fc_first_bit(const uint64_t bits[4], const char *s, size_t n);
+void fc_first_set(uint64_t bits[4], const char *s, size_t n);
 const char *fc_make_key(const struct fc_set *set, const char *path, size_t len, char *a, char *b,
 			size_t *keylen);
 

@@ -76,19 +76,22 @@ static struct scratch *scratch_get(size_t need)
 
 /* ---- the key, as 3.4 cleans it ---- */
 
-/* The length of s's first component: up to its second '/' (searched from s[1]), or all of it.
- * A SRC that is a prefix of a key up to a '/' or the key's end has the key's first component:
- * the subs filter (sublist.first) rests on that. */
-static size_t first_comp(const char *s, size_t n)
+static unsigned first_hash(const char *s, size_t n)
 {
 	const char *sl = n > 1 ? memchr(s + 1, '/', n - 1) : NULL;
-	return sl ? (size_t)(sl - s) : n;
+	return (unsigned)(fc_hash(s, sl ? (size_t)(sl - s) : n) & 255);
 }
 
-static bool first_bit(const uint64_t bits[4], const char *s, size_t n)
+bool fc_first_bit(const uint64_t bits[4], const char *s, size_t n)
 {
-	unsigned b = (unsigned)(fc_hash(s, first_comp(s, n)) & 255);
+	unsigned b = first_hash(s, n);
 	return bits[b >> 6] >> (b & 63) & 1;
+}
+
+void fc_first_set(uint64_t bits[4], const char *s, size_t n)
+{
+	unsigned b = first_hash(s, n);
+	bits[b >> 6] |= 1ull << (b & 63);
 }
 
 void fc_index_subs(struct sublist *l)
@@ -96,11 +99,9 @@ void fc_index_subs(struct sublist *l)
 	l->maxdst = 0;
 	memset(l->first, 0, sizeof(l->first));
 	for (size_t i = 0; i < l->n; i++) {
-		const struct subst *s = &l->v[i];
-		unsigned b = (unsigned)(fc_hash(s->src, first_comp(s->src, s->slen)) & 255);
-		l->first[b >> 6] |= 1ull << (b & 63);
-		if (s->dlen > l->maxdst)
-			l->maxdst = s->dlen;
+		fc_first_set(l->first, l->v[i].src, l->v[i].slen);
+		if (l->v[i].dlen > l->maxdst)
+			l->maxdst = l->v[i].dlen;
 	}
 }
 
@@ -108,7 +109,7 @@ void fc_index_subs(struct sublist *l)
 static bool apply_subs(const struct sublist *l, const char *key, size_t len, char *out,
 		       size_t *outlen)
 {
-	if (!first_bit(l->first, key, len))
+	if (!fc_first_bit(l->first, key, len))
 		return false;
 	for (size_t i = l->n; i-- > 0;) {
 		const struct subst *s = &l->v[i];
@@ -300,7 +301,7 @@ static int literal_best(const struct fc_set *set, const char *key, size_t len, u
 		}
 		/* no literal spec has this length: nothing to hash */
 		size_t lb = l < 255 ? l : 255;
-		if (!(set->litlens[lb >> 6] >> (lb & 63) & 1))
+		if (!(set->litlens[lb >> 6] >> (lb & 63) & 1) || !fc_first_bit(set->litfirst, key, l))
 			continue;
 		for (int i = fc_literal_find(set, key, l); i >= 0; i = set->specs[i].next_same) {
 			if (!fc_class_ok(set->specs[i].tclass, cls))
