@@ -76,24 +76,6 @@ static struct scratch *scratch_get(size_t need)
 
 /* ---- the key, as 3.4 cleans it ---- */
 
-static unsigned first_hash(const char *s, size_t n)
-{
-	const char *sl = n > 1 ? memchr(s + 1, '/', n - 1) : NULL;
-	return (unsigned)(fc_hash(s, sl ? (size_t)(sl - s) : n) & 255);
-}
-
-bool fc_first_bit(const uint64_t bits[4], const char *s, size_t n)
-{
-	unsigned b = first_hash(s, n);
-	return bits[b >> 6] >> (b & 63) & 1;
-}
-
-void fc_first_set(uint64_t bits[4], const char *s, size_t n)
-{
-	unsigned b = first_hash(s, n);
-	bits[b >> 6] |= 1ull << (b & 63);
-}
-
 void fc_index_subs(struct sublist *l)
 {
 	l->maxdst = 0;
