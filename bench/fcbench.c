@@ -28,11 +28,22 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The answers' digest, in the timed loop for both engines alike: eight bytes a step, as a byte
+ * at a time (a multiply per byte) cost fclabel a quarter of its lookup time. */
 static uint64_t mix(uint64_t h, const char *s)
 {
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return (h ^ '\n') * 1099511628211ull;
+	size_t n = strlen(s);
+	uint64_t w;
+
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+	}
+	w = 0;
+	memcpy(&w, s, n);
+	h = (h ^ w ^ ((uint64_t)n << 56)) * 0xff51afd7ed558ccdull;
+	return h ^ (h >> 32);
 }
 
 int main(int argc, char **argv)

@@ -471,6 +471,7 @@ int fc_build_index(struct fc_set *set, struct fc_error *err)
 			continue;
 		size_t lb = s->litlen < 255 ? s->litlen : 255;
 		set->litlens[lb >> 6] |= 1ull << (lb & 63);
+		fc_first_set(set->litfirst, s->lit, s->litlen);
 		size_t b = fc_hash(s->lit, s->litlen) & set->lmask;
 		while (set->lhash[b] >= 0) {
 			struct spec *o = &set->specs[set->lhash[b]];

@@ -98,6 +98,10 @@ struct subst {
 struct sublist {
 	struct subst *v;    /* in file order; searched from the end */
 	size_t n;
+	size_t maxdst;      /* the longest DST */
+	/* fc_first_hash of each SRC's first component: a key whose first
+	 * component's bit is clear has no SRC as a prefix (set by fc_index_subs) */
+	uint64_t first[4];
 };
 
 struct fc_dindex; /* digest.c's index, opaque elsewhere */
@@ -123,6 +127,7 @@ struct fc_set {
 	int *lhash;
 	size_t lmask;
 	uint64_t litlens[4]; /* bit L (255: 255 or more): some literal spec is L bytes long */
+	uint64_t litfirst[4]; /* fc_first_bit's bits of the literal specs' first components */
 	struct tier plain, regex;
 	pthread_mutex_t lock; /* guards lazy chunk building */
 	char *warning;        /* what loading worked around (fc_load_warning), or NULL */
@@ -187,6 +192,9 @@ int fc_parse_file(struct fc_set *set, const char *path, bool optional, struct fc
  * a and b are scratch of len + fc_key_room(set) bytes each; returns the key (path itself when
  * nothing changes it, else in a or b; NUL-terminated), its length in *keylen. */
 size_t fc_key_room(const struct fc_set *set);
+/* Fills l->maxdst and l->first once every line is read. */
+void fc_index_subs(struct sublist *l);
+
 const char *fc_make_key(const struct fc_set *set, const char *path, size_t len, char *a, char *b,
 			size_t *keylen);
 
@@ -236,6 +244,34 @@ static inline void fc_pairs(const char *s, size_t n, uint64_t set[4])
 		unsigned bit = fc_pair_bit((unsigned char)s[i], (unsigned char)s[i + 1]);
 		set[bit >> 6] |= 1ull << (bit & 63);
 	}
+}
+
+/* The bit of s[0..n)'s first component (up to its second '/', searched from s[1], or all of
+ * it) in a 256-bit set: a string that has another as a prefix up to a '/' or its end has the
+ * other's first component. First components are short ("/usr", "/work"): a loop, and a hash of
+ * their length and two bytes, cost less than memchr and fc_hash. */
+static inline unsigned fc_first_hash(const char *s, size_t n)
+{
+	size_t i = 1;
+
+	while (i < n && s[i] != '/')
+		i++;
+	if (i > n)
+		i = n; /* n == 0 */
+	return (unsigned)(i * 131u + (i > 1 ? (unsigned char)s[1] * 31u : 0) +
+			  (i ? (unsigned char)s[i - 1] : 0)) & 255u;
+}
+
+static inline bool fc_first_bit(const uint64_t bits[4], const char *s, size_t n)
+{
+	unsigned b = fc_first_hash(s, n);
+	return bits[b >> 6] >> (b & 63) & 1;
+}
+
+static inline void fc_first_set(uint64_t bits[4], const char *s, size_t n)
+{
+	unsigned b = fc_first_hash(s, n);
+	bits[b >> 6] |= 1ull << (b & 63);
 }
 
 static inline unsigned fc_mode_class(mode_t mode)

@@ -178,6 +178,8 @@ static int set_new(size_t n, struct fc_set **set, struct fc_error *err)
 /* The index over what was read (rc: how the reading went); the set to *out, or freed. */
 static int set_done(struct fc_set *set, int rc, fc_set **out, struct fc_error *err)
 {
+	fc_index_subs(&set->subs);
+	fc_index_subs(&set->dist);
 	if (!rc)
 		rc = fc_build_index(set, err);
 	if (!rc)

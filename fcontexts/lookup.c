@@ -13,6 +13,12 @@ struct scratch {
 	char *buf[2];
 	size_t cap;
 	pcre2_match_data *md;
+	/* the byte pairs of the last key's directory part (up to its last '/'): the next key of
+	 * a walk is most often in the same directory, and hashing the pairs of a whole key of
+	 * tens of bytes was a third of a lookup */
+	char *dir;
+	size_t dirlen, dircap;
+	uint64_t dirpairs[4];
 };
 
 static pthread_key_t scratch_key;
@@ -26,6 +32,7 @@ static void scratch_free(void *p)
 		return;
 	free(s->buf[0]);
 	free(s->buf[1]);
+	free(s->dir);
 	pcre2_match_data_free(s->md);
 	free(s);
 }
@@ -69,10 +76,23 @@ static struct scratch *scratch_get(size_t need)
 
 /* ---- the key, as 3.4 cleans it ---- */
 
+void fc_index_subs(struct sublist *l)
+{
+	l->maxdst = 0;
+	memset(l->first, 0, sizeof(l->first));
+	for (size_t i = 0; i < l->n; i++) {
+		fc_first_set(l->first, l->v[i].src, l->v[i].slen);
+		if (l->v[i].dlen > l->maxdst)
+			l->maxdst = l->v[i].dlen;
+	}
+}
+
 /* Applies the last-listed SRC that prefixes key up to a '/' or the key's end. */
 static bool apply_subs(const struct sublist *l, const char *key, size_t len, char *out,
 		       size_t *outlen)
 {
+	if (!fc_first_bit(l->first, key, len))
+		return false;
 	for (size_t i = l->n; i-- > 0;) {
 		const struct subst *s = &l->v[i];
 		if (s->slen > len || (s->slen > 1 && key[1] != s->src[1]) || memcmp(key, s->src, s->slen) != 0)
@@ -91,18 +111,9 @@ static bool apply_subs(const struct sublist *l, const char *key, size_t len, cha
 	return false;
 }
 
-static size_t max_dst(const struct sublist *l)
-{
-	size_t m = 0;
-	for (size_t i = 0; i < l->n; i++)
-		if (l->v[i].dlen > m)
-			m = l->v[i].dlen;
-	return m;
-}
-
 size_t fc_key_room(const struct fc_set *set)
 {
-	return max_dst(&set->subs) + max_dst(&set->dist) + 2;
+	return set->subs.maxdst + set->dist.maxdst + 2;
 }
 
 /* Whether p[0..n) may hold "//": eight bytes a step; a false yes ("/." can look like one)
@@ -176,13 +187,41 @@ static int make_key(const struct fc_set *set, const char *path, struct scratch *
 
 /* ---- matching ---- */
 
+/* The byte pairs of key[0..len) (fc_pairs), from the cache when its directory part is the
+ * previous key's. */
+static void key_pairs(struct scratch *s, const char *key, size_t len, uint64_t pairs[4])
+{
+	const char *sl = len ? memrchr(key, '/', len) : NULL;
+	size_t d = sl ? (size_t)(sl - key) + 1 : 0;
+	uint64_t tail[4];
+
+	if (d != s->dirlen || memcmp(key, s->dir, d) != 0) {
+		if (d > s->dircap) {
+			char *nd = realloc(s->dir, d * 2);
+			if (!nd) {
+				fc_pairs(key, len, pairs);
+				return;
+			}
+			s->dir = nd;
+			s->dircap = d * 2;
+		}
+		memcpy(s->dir, key, d);
+		s->dirlen = d;
+		fc_pairs(key, d, s->dirpairs);
+	}
+	/* the pairs from the last '/' on (it ends the directory part and starts the rest) */
+	fc_pairs(key + (d ? d - 1 : 0), len - (d ? d - 1 : 0), tail);
+	for (int i = 0; i < 4; i++)
+		pairs[i] = s->dirpairs[i] | tail[i];
+}
+
 #define NOMATCH (-1)
 #define FAILED (-2)
 
 /* The first spec of the tier, in 3.4's order, that the key's prefix leaves possible and that
  * matches; NOMATCH; FAILED on a PCRE2 error; or -ENOMEM. */
 static int run_tier(const struct fc_set *set, const struct tier *t, const char *key, size_t len,
-		    unsigned cls, pcre2_match_data *md, uint64_t pairs[5])
+		    unsigned cls, struct scratch *s, uint64_t pairs[5])
 {
 	int qid = fc_find_q(t, key, len);
 	const struct chunkset *cs;
@@ -205,7 +244,7 @@ static int run_tier(const struct fc_set *set, const struct tier *t, const char *
 		}
 		if (sp->reqlen) {
 			if (!pairs[4]) { /* the key's byte pairs, when first needed */
-				fc_pairs(key, len, pairs);
+				key_pairs(s, key, len, pairs);
 				pairs[4] = 1;
 			}
 			if ((sp->pairs[0] & ~pairs[0]) | (sp->pairs[1] & ~pairs[1]) |
@@ -217,9 +256,9 @@ static int run_tier(const struct fc_set *set, const struct tier *t, const char *
 		pcre2_code *j = atomic_load_explicit(&sp->jre, memory_order_acquire);
 		int rc;
 		if (j) {
-			rc = pcre2_jit_match(j, (PCRE2_SPTR)key, len, 0, 0, md, NULL);
+			rc = pcre2_jit_match(j, (PCRE2_SPTR)key, len, 0, 0, s->md, NULL);
 		} else {
-			rc = pcre2_match(sp->re, (PCRE2_SPTR)key, len, 0, PCRE2_NO_JIT, md, NULL);
+			rc = pcre2_match(sp->re, (PCRE2_SPTR)key, len, 0, PCRE2_NO_JIT, s->md, NULL);
 			fc_count_try(sp);
 		}
 		if (rc >= 0)
@@ -244,7 +283,7 @@ static int literal_best(const struct fc_set *set, const char *key, size_t len, u
 		}
 		/* no literal spec has this length: nothing to hash */
 		size_t lb = l < 255 ? l : 255;
-		if (!(set->litlens[lb >> 6] >> (lb & 63) & 1))
+		if (!(set->litlens[lb >> 6] >> (lb & 63) & 1) || !fc_first_bit(set->litfirst, key, l))
 			continue;
 		for (int i = fc_literal_find(set, key, l); i >= 0; i = set->specs[i].next_same) {
 			if (!fc_class_ok(set->specs[i].tclass, cls))
@@ -329,14 +368,14 @@ int fc_lookup(const fc_set *set, const char *path, mode_t mode, struct fc_result
 	best = set->lhash ? literal_best(set, key, len, cls) : NOMATCH;
 	uint64_t pairs[5] = { 0 }; /* [4]: computed */
 	if (set->plain.nq) {
-		int r = run_tier(set, &set->plain, key, len, cls, s->md, pairs);
+		int r = run_tier(set, &set->plain, key, len, cls, s, pairs);
 		if (r == FAILED || r < -2)
 			goto slow;
 		if (r >= 0 && (best < 0 || set->specs[r].tier_pos > set->specs[best].tier_pos))
 			best = r;
 	}
 	if (best < 0 && set->regex.nq) {
-		best = run_tier(set, &set->regex, key, len, cls, s->md, pairs);
+		best = run_tier(set, &set->regex, key, len, cls, s, pairs);
 		if (best == FAILED || best < -2)
 			goto slow;
 	}
