@@ -388,9 +388,6 @@ static int dump_options(struct dumpargs *a, int argc, char **argv)
 	return 0;
 }
 
-/* Walks the target into d: 0, or the exit status after saying why. A tree with no -a is listed
- * as the root of what it holds (as -a /): a listing names no file on this system. An image
- * takes its own mount point as label does (identify.c), and refuses an -a it contradicts. */
 /* An EROFS image: its files as the image holds them. */
 static int dump_erofs(struct dumpargs *a, struct label_stats *st)
 {
@@ -407,6 +404,9 @@ static int dump_erofs(struct dumpargs *a, struct label_stats *st)
 	return rc ? EXIT_USAGE : EXIT_OK;
 }
 
+/* Walks the target into d: 0, or the exit status after saying why. A tree with no -a is listed
+ * as the root of what it holds (as -a /): a listing names no file on this system. An image
+ * takes its own mount point as label does (identify.c), and refuses an -a it contradicts. */
 static int dump_walk(struct dumpargs *a, struct label_stats *st)
 {
 	struct img_identity id = { 0 };
