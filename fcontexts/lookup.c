@@ -195,7 +195,7 @@ static void key_pairs(struct scratch *s, const char *key, size_t len, uint64_t p
 	size_t d = sl ? (size_t)(sl - key) + 1 : 0;
 	uint64_t tail[4];
 
-	if (d != s->dirlen || memcmp(key, s->dir, d) != 0) {
+	if (d != s->dirlen || (d && memcmp(key, s->dir, d) != 0)) {
 		if (d > s->dircap) {
 			char *nd = realloc(s->dir, d * 2);
 			if (!nd) {
