@@ -69,27 +69,60 @@ uint64_t erofs_root_nid(const struct erofs_img *img)
 	return img->root_nid;
 }
 
-int erofs_find(struct erofs_img *img, uint64_t dir, const char *name, size_t nlen,
-	       uint64_t *nid, unsigned *mode, char *why, size_t n)
+/* fn(name, nlen, nid, arg) for each entry of directory dir, until it returns true: 0 (*found:
+ * whether one did), ENOTDIR, or EUCLEAN with why. */
+static int scan_dir(struct erofs_img *img, uint64_t dir,
+		    bool (*fn)(const char *name, size_t nlen, uint64_t nid, void *arg), void *arg,
+		    bool *found, char *why, size_t n)
 {
 	struct erofs_inode ino;
 	struct erofs_dir d;
 	const char *en;
 	size_t el;
+	uint64_t nid;
 	int r;
+	*found = false;
 	if (erofs_inode_read(img, dir, &ino, why, n))
 		return EUCLEAN;
 	if (!S_ISDIR(ino.mode))
 		return ENOTDIR;
 	erofs_dir_open(&d, &ino);
-	while ((r = erofs_dir_next(img, &d, nid, &en, &el, why, n)) > 0)
-		if (el == nlen && !memcmp(en, name, nlen))
+	while ((r = erofs_dir_next(img, &d, &nid, &en, &el, why, n)) > 0)
+		if ((*found = fn(en, el, nid, arg)))
 			break;
 	erofs_dir_close(&d);
-	if (r <= 0)
-		return r ? EUCLEAN : ENOENT;
-	if (erofs_inode_read(img, *nid, &ino, why, n))
+	return r < 0 ? EUCLEAN : 0;
+}
+
+struct wanted {
+	const char *name;
+	size_t nlen;
+	uint64_t nid;
+};
+
+static bool is_wanted(const char *name, size_t nlen, uint64_t nid, void *arg)
+{
+	struct wanted *w = arg;
+	if (nlen != w->nlen || memcmp(name, w->name, nlen))
+		return false;
+	w->nid = nid;
+	return true;
+}
+
+int erofs_find(struct erofs_img *img, uint64_t dir, const char *name, size_t nlen,
+	       uint64_t *nid, unsigned *mode, char *why, size_t n)
+{
+	struct wanted w = { name, nlen, 0 };
+	struct erofs_inode ino;
+	bool found;
+	int r = scan_dir(img, dir, is_wanted, &w, &found, why, n);
+	if (r)
+		return r;
+	if (!found)
+		return ENOENT;
+	if (erofs_inode_read(img, w.nid, &ino, why, n))
 		return EUCLEAN;
+	*nid = w.nid;
 	*mode = ino.mode;
 	return 0;
 }
@@ -124,24 +157,23 @@ int erofs_read_nid(struct erofs_img *img, uint64_t nid, char **buf, size_t *len,
 	return read_regular(img, &ino, buf, len, max, why, n);
 }
 
+struct lister {
+	bool (*fn)(const char *name, size_t nlen, void *arg);
+	void *arg;
+};
+
+static bool list_one(const char *name, size_t nlen, uint64_t nid, void *arg)
+{
+	struct lister *l = arg;
+	(void)nid;
+	return l->fn(name, nlen, l->arg);
+}
+
 int erofs_list(struct erofs_img *img, uint64_t dir, bool (*fn)(const char *name, size_t nlen,
 							     void *arg),
 	       void *arg, char *why, size_t n)
 {
-	struct erofs_inode ino;
-	struct erofs_dir d;
-	const char *en;
-	size_t el;
-	uint64_t nid;
-	int r;
-	if (erofs_inode_read(img, dir, &ino, why, n))
-		return EUCLEAN;
-	if (!S_ISDIR(ino.mode))
-		return ENOTDIR;
-	erofs_dir_open(&d, &ino);
-	while ((r = erofs_dir_next(img, &d, &nid, &en, &el, why, n)) > 0)
-		if (fn(en, el, arg))
-			break;
-	erofs_dir_close(&d);
-	return r < 0 ? EUCLEAN : 0;
+	struct lister l = { fn, arg };
+	bool found;
+	return scan_dir(img, dir, list_one, &l, &found, why, n);
 }

@@ -77,9 +77,10 @@ int img_open(struct image *img, const char *name, unsigned flags, const struct i
  * read whole as before). 0, or -1 after saying why not (several candidates, none, one past the
  * disk's end or smaller than its file system): a refused image. */
 int img_choose_part(const char *cmd, const char *name, struct img_params *p);
-/* Whether the disk image at name has a partition of GPT name gpt (exactly): 1, 0 (not, or no
- * table: a file system), -1 when its table cannot be read (said by img_choose_part). */
-int img_part_has(const char *name, const char *gpt);
+/* Which of the k GPT names gpt[] (exactly) the disk image at name has partitions of, into
+ * has[] (its table read once): how many, 0 (none, or no table: a file system), or -1 when its
+ * table cannot be read (said by img_choose_part). */
+int img_parts_named(const char *name, const char *const *gpt, size_t k, bool *has);
 /* After a failed run: a sparse image's original is kept as it was; in place, what was held
  * since the last commit is dropped. */
 void img_abandon(struct image *img);

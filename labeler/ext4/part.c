@@ -100,13 +100,14 @@ static const struct imgfmt_part *gpt_named(const struct imgfmt_table *t, const c
 	return NULL;
 }
 
-int img_part_has(const char *name, const char *gpt)
+int img_parts_named(const char *name, const char *const *gpt, size_t k, bool *has)
 {
 	struct imgfmt_table t;
 	enum img_format fmt;
 	char why[256];
-	int r;
+	int found = 0;
 
+	memset(has, 0, k * sizeof(*has));
 	imgfmt_fault_hold(true);
 	errcode_t drc = imgfmt_detect(name, &fmt, why, sizeof(why));
 	imgfmt_fault_hold(false);
@@ -114,9 +115,10 @@ int img_part_has(const char *name, const char *gpt)
 		return 0;
 	if (imgfmt_partitions(name, fmt, &t, why, sizeof(why)))
 		return -1;
-	r = gpt_named(&t, gpt) != NULL;
+	for (size_t i = 0; i < k; i++)
+		found += (has[i] = gpt_named(&t, gpt[i]) != NULL);
 	imgfmt_table_free(&t);
-	return r;
+	return found;
 }
 
 /* Whether p can be taken: inside the disk, holding the whole of its file system. */

@@ -170,22 +170,16 @@ static int find_in_root(struct ns *ns, int i, int lock)
 
 /* A partition found in ROOT, a disk image (a device's whole flash, an emulator's
  * system-qemu.img): its GPT partition named NAME, else the one slot of NAME_a and NAME_b there
- * is. Both slots: refused (which one the device boots is not written in the table fclabel
- * reads). 0 when found or absent, -1 after saying why. */
-static int find_in_disk(struct ns *ns, const char *disk, int i, int lock)
+ * is (has: which of the three the disk holds). Both slots: refused (which one the device
+ * boots is not written in the table fclabel reads). 0 when found or absent, -1 after saying
+ * why. */
+static int find_in_disk(struct ns *ns, const char *disk, int i, const bool has[3], int lock)
 {
 	char n[3][32], what[128];
-	int has[3];
 
 	snprintf(n[0], sizeof(n[0]), "%s", dt_part_names[i]);
 	snprintf(n[1], sizeof(n[1]), "%s_a", dt_part_names[i]);
 	snprintf(n[2], sizeof(n[2]), "%s_b", dt_part_names[i]);
-	for (int k = 0; k < 3; k++)
-		if ((has[k] = img_part_has(disk, n[k])) < 0) {
-			fprintf(stderr, "fclabel %s: %s %s: its partition table cannot be read\n",
-				ns->cmd, ns->ropt, qname(disk));
-			return -1;
-		}
 	if (!has[0] && has[1] && has[2]) {
 		fprintf(stderr, "fclabel %s: %s %s: it holds both slots, %s and %s: say which is the "
 			"device's with %s %s=PATH (an image of that slot)\n", ns->cmd, ns->ropt,
@@ -197,6 +191,26 @@ static int find_in_disk(struct ns *ns, const char *disk, int i, int lock)
 		return 0;
 	snprintf(what, sizeof(what), "%s: partition %s", ns->ropt, n[k]);
 	return src_open(ns, &ns->part[i], strdup(disk), what, lock, n[k], NULL);
+}
+
+/* Which of NAME, NAME_a and NAME_b the disk at path holds, for each partition NAME (its table
+ * read once): as img_parts_named. */
+static int disk_parts(const char *path, bool has[AROOT_PARTS][3])
+{
+	char names[AROOT_PARTS * 3][32];
+	const char *v[AROOT_PARTS * 3];
+	for (int i = 0; i < AROOT_PARTS; i++)
+		for (int k = 0; k < 3; k++) {
+			snprintf(names[i * 3 + k], sizeof(names[0]), "%s%s", dt_part_names[i],
+				 k == 0 ? "" : k == 1 ? "_a" : "_b");
+			v[i * 3 + k] = names[i * 3 + k];
+		}
+	bool flat[AROOT_PARTS * 3];
+	int r = img_parts_named(path, v, AROOT_PARTS * 3, flat);
+	for (int i = 0; i < AROOT_PARTS; i++)
+		for (int k = 0; k < 3; k++)
+			has[i][k] = flat[i * 3 + k];
+	return r;
 }
 
 /* ---- walking the device's tree ---- */
@@ -593,13 +607,15 @@ static char *guess_system(const struct ns *ns)
 int dt_build(struct ns *ns, const struct aroot_args *a, int lock)
 {
 	const char *disk = NULL;
+	bool has[AROOT_PARTS][3];
 	if (a->root) {
 		struct stat st;
 		int bad = stat(a->root, &st) < 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
-		/* a disk image holding the device's partitions, by their GPT names */
+		/* a disk image holding the device's partitions by their GPT names (system or vendor,
+		 * or one of their slots, among them) */
 		if (bad == ENOTDIR && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) &&
-		    (img_part_has(a->root, "system") > 0 || img_part_has(a->root, "system_a") > 0 ||
-		     img_part_has(a->root, "vendor") > 0 || img_part_has(a->root, "vendor_a") > 0))
+		    disk_parts(a->root, has) > 0 &&
+		    (has[P_SYSTEM][0] || has[P_SYSTEM][1] || has[P_VENDOR][0] || has[P_VENDOR][1]))
 			disk = a->root;
 		else if (bad) {
 			fprintf(stderr, "fclabel %s: %s %s: %s\n", ns->cmd, ns->ropt, qname(a->root),
@@ -618,7 +634,7 @@ int dt_build(struct ns *ns, const struct aroot_args *a, int lock)
 			continue;
 		if (a->part[i] ? src_open(ns, &ns->part[i], strdup(a->part[i]), what, lock, NULL,
 					  dt_part_names[i])
-			       : disk ? find_in_disk(ns, disk, i, lock)
+			       : disk ? find_in_disk(ns, disk, i, has[i], lock)
 			       : a->root ? find_in_root(ns, i, lock) : 0)
 			return -1;
 	}
