@@ -411,7 +411,13 @@ int fc_build_index(struct fc_set *set, struct fc_error *err)
 
 		size_t rl = strlen(s->pub.regex), reqlen;
 		char *req = p + rl + 2;
-		fc_scan_regex(s->pub.regex, &sh, p, &plen, req, &reqlen);
+		if (s->shaped) {
+			sh.meta = s->meta34;
+			sh.stem_len = s->stem34;
+			fc_scan_regex_shaped(s->pub.regex, &sh, p, &plen, req, &reqlen);
+		} else {
+			fc_scan_regex(s->pub.regex, &sh, p, &plen, req, &reqlen);
+		}
 		s->kind = !sh.meta ? (sh.literal ? SK_LITERAL : SK_PLAINRE) : SK_REGEX;
 		s->q = p;
 		s->qlen = plen;
