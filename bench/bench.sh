@@ -40,7 +40,7 @@ open(sys.argv[2], "wb").write(b"\0".join(pick) + b"\0")
 ' "$out/machine.q" "$out/sample.q" "$sample"
 fi
 
-field() { sed -n "s/.*$1=\([^ ]*\).*/\1/p"; }
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; } # " NAME=": rate is not cpu_rate
 
 # Engines take turns: each round runs every case once, so that the load of the machine (other
 # jobs share its two cores) falls on all of them alike; a case's figure is its best round.
@@ -55,7 +55,7 @@ run1() {
 ok() { [ -s "$runs_dir/$1" ] && [ ! -e "$runs_dir/$1.failed" ]; }
 # best_rate TAG: the run with the most lookups a second
 best_rate() {
-	awk '{ r = $0; sub(/.*rate=/, "", r); sub(/ .*/, "", r); if (r + 0 > b) { b = r + 0; l = $0 } } END { print l }' "$runs_dir/$1"
+	awk '{ r = $0; sub(/.* rate=/, "", r); sub(/ .*/, "", r); if (r + 0 > b) { b = r + 0; l = $0 } } END { print l }' "$runs_dir/$1"
 }
 # best_whole TAG: the most lookups a second with the load counted in (lookups / (load + lookups))
 best_whole() {
