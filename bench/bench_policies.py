@@ -7,7 +7,8 @@ turns (a round runs each once), so that the load of the machine falls on all of 
 
 Rates are whole lookups: lookups / (load + lookups), as bench/fcbench measures them inside the
 process (its reading of the query file is the harness's, the same for every engine). Each
-figure is the best of RUNS rounds (3 * RUNS for the image listings, which take milliseconds). Answers: the digest of every answer must equal libselinux's.
+figure is the best of RUNS rounds (3 * RUNS for the image listings, which take milliseconds).
+Answers: the digest of every answer must equal libselinux's.
 
 usage: bench_policies.py FCBENCH SHARED_DATA OUTDIR MACHINE_Q NEWLIB_DIR|- RUNS
 Exit 1 when an answer differs from libselinux 3.4 (3.8 differences are reported: 3.8 changed a
