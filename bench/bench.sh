@@ -203,8 +203,11 @@ while [ $i -lt "$lruns" ]; do
 	for v in $forms; do
 		run1 "load.$v.fclabel" "" fclabel "$ld/$v/file_contexts" "$ld/one.q"
 		run1 "load.$v.floor" "" floor "$(readlist $v)" "$ld/one.q"
+		# 3.4 cannot read format 6; 3.8 skips format 5 ("Old compiled fcontext format") and
+		# reads the text instead
 		[ $v = v6 ] || run1 "load.$v.old" "" selinux "$ld/$v/file_contexts" "$ld/one.q"
-		[ -n "$newlib" ] && run1 "load.$v.new" "$newlib" selinux "$ld/$v/file_contexts" "$ld/one.q"
+		[ -n "$newlib" ] && [ $v != v5 ] &&
+			run1 "load.$v.new" "$newlib" selinux "$ld/$v/file_contexts" "$ld/one.q"
 	done
 	i=$((i + 1))
 done
@@ -220,7 +223,8 @@ for v in $forms; do
 	printf '  %-16s %8s %8s %8s %8s  %s\n' "$name" "$t" "$(lms "load.$v.floor")" "$(lms "load.$v.old")" \
 		"$(lms "load.$v.new")" "$(awk -v a="$t" -v b="$t_text" 'BEGIN { printf "%.2fx", a / b }')"
 done
-echo "  (floor: reading the same files' bytes and nothing else; - : that library cannot read that form)"
+echo "  (floor: reading the same files' bytes and nothing else; - : that library does not read that"
+echo "  form: 3.4 cannot read format 6, 3.8 skips format 5 and reads the text)"
 echo "  the installed policy (/etc/selinux/default, its .bin is newer): $(for i in 1 2 3 4 5; do "$bench" fclabel /etc/selinux/default/contexts/files/file_contexts "$ld/one.q"; done | field load_ms | sort -n | head -n 1) ms"
 
 # Every policy in ../shared/data, whole lookups (load included), against libselinux 3.8 in the
