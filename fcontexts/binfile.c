@@ -263,10 +263,17 @@ static const char *type_name(mode_t m)
 	}
 }
 
+/* sh: the regex's fc_scan34 shape, when the reader has it (NULL: the index scans for it) */
 static int add_spec(struct fc_set *set, unsigned fileno_, unsigned ordinal, const char *regex,
-		    const char *context, mode_t mode)
+		    const char *context, mode_t mode, const struct regex_shape *sh)
 {
 	struct spec s = {0};
+
+	if (sh && sh->stem_len <= UINT32_MAX) {
+		s.shaped = true;
+		s.meta34 = sh->meta;
+		s.stem34 = (uint32_t)sh->stem_len;
+	}
 
 	s.pub.file = set->names[fileno_];
 	s.pub.line = ordinal;
@@ -392,7 +399,7 @@ static int parse_v5(struct fc_set *set, unsigned fileno_, struct rd *r, uint32_t
 				 sh.stem_len ? "'" : "");
 			goto out;
 		}
-		if ((rc = add_spec(set, fileno_, i + 1, re, ctx, mode)))
+		if ((rc = add_spec(set, fileno_, i + 1, re, ctx, mode, &sh)))
 			goto out;
 	}
 	r->spec = 0;
@@ -654,7 +661,7 @@ static int parse_v6(struct fc_set *set, unsigned fileno_, struct rd *r, bool pcr
 			sorted[k++] = t.e[i];
 	for (size_t i = 0; i < k && !rc; i++)
 		rc = add_spec(set, fileno_, sorted[i].ordinal, sorted[i].regex, sorted[i].context,
-			      sorted[i].mode);
+			      sorted[i].mode, NULL);
 	fc_bshrink(set, sorted, 0);
 out:
 	free(t.ctx);

@@ -272,18 +272,59 @@ static size_t spec_prefixes(const struct spec *s, char *scratch, const char **q,
 	return n;
 }
 
+/* A prefix a spec is indexed under (spec_prefixes). */
+struct pfx {
+	const char *q;
+	size_t len;
+};
+
+/* Every spec's prefixes, spec i's at pf[pfirst[i] .. pfirst[i + 1]); returns how many, or
+ * SIZE_MAX when out of memory. The alternatives' text is put in one arena block, which outlives
+ * the build (the tree's labels point into it), cut to what it holds: nothing else is taken from
+ * the arena meanwhile. */
+static size_t tier_prefixes(struct fc_set *set, bool plain, size_t in_tier, size_t room,
+			    struct pfx **pfo, unsigned **pfirst)
+{
+	char *alts = room ? fc_balloc(set, room, 1) : NULL;
+	struct pfx *pf = malloc((in_tier * FC_MAX_ALTS + 1) * sizeof(*pf));
+	unsigned *first = malloc((set->nspecs + 1) * sizeof(*first));
+	size_t np = 0, used = 0;
+
+	*pfo = pf;
+	*pfirst = first;
+	if ((room && !alts) || !pf || !first)
+		return SIZE_MAX;
+	for (size_t i = 0; i < set->nspecs; i++) {
+		const struct spec *s = &set->specs[i];
+		first[i] = (unsigned)np;
+		if (s->dead || s->kind == SK_LITERAL || (s->kind == SK_REGEX) == plain)
+			continue;
+		const char *q[FC_MAX_ALTS];
+		size_t qlen[FC_MAX_ALTS], k = spec_prefixes(s, alts ? alts + used : NULL, q, qlen);
+		for (size_t a = 0; a < k; a++) {
+			pf[np].q = q[a];
+			pf[np++].len = qlen[a];
+			if (k > 1)
+				used += qlen[a]; /* the alternatives' text, one after another */
+		}
+	}
+	first[set->nspecs] = (unsigned)np;
+	if (alts)
+		fc_bshrink(set, alts, used);
+	return np;
+}
+
 static int build_tier(struct fc_set *set, struct tier *t, bool plain)
 {
-	unsigned *first = NULL, *qids = NULL;
+	unsigned *first = NULL, *qids = NULL, *pfirst = NULL;
+	struct pfx *pf = NULL;
 	size_t qcap = 0, nq = 0, cap = 0, room = 0;
-	char *alts = NULL;
 	int rc = ENOMEM;
 
 	t->rootq = -1;
 	t->root = qnode_new(set, "", 0);
 	if (!t->root)
 		return ENOMEM;
-	/* the alternatives' text outlives the build: the tree's labels point into it */
 	size_t in_tier = 0;
 	for (size_t i = 0; i < set->nspecs; i++) {
 		const struct spec *s = &set->specs[i];
@@ -293,29 +334,22 @@ static int build_tier(struct fc_set *set, struct tier *t, bool plain)
 		if (!plain)
 			room += FC_MAX_ALTS * strlen(s->pub.regex) + 1;
 	}
-	if (room && !(alts = fc_balloc(set, room, 1)))
+	size_t np = tier_prefixes(set, plain, in_tier, room, &pf, &pfirst);
+	if (np == SIZE_MAX)
 		goto out;
-	/* at most a prefix per alternative of each spec: the entries in the arena, sized once
-	 * (what is never used is never touched) */
-	qcap = in_tier * FC_MAX_ALTS + 1;
+	/* an entry per prefix at most (sized for eight alternatives a spec, the entries and their
+	 * text took refpolicy's arena from 2 to 5 MB: huge pages to clear, mostly unused) */
+	qcap = np + 1;
 	if (!(t->q = fc_balloc(set, qcap * sizeof(*t->q), 64)))
 		goto out;
 	first = malloc((set->nspecs + 1) * sizeof(*first));
 	if (!first)
 		goto out;
 	/* Distinct prefixes, in spec order; spec i is under qids[first[i] .. first[i + 1]). */
-	size_t used = 0;
 	for (size_t i = 0; i < set->nspecs; i++) {
-		struct spec *s = &set->specs[i];
 		first[i] = (unsigned)nq;
-		if (s->dead || s->kind == SK_LITERAL || (s->kind == SK_REGEX) == plain)
-			continue;
-		const char *q[FC_MAX_ALTS];
-		size_t qlen[FC_MAX_ALTS], k = spec_prefixes(s, alts ? alts + used : NULL, q, qlen);
-		if (k > 1)
-			used += FC_MAX_ALTS * strlen(s->pub.regex) + 1;
-		for (size_t a = 0; a < k; a++) {
-			struct qnode *n = qtree_insert(set, t->root, q[a], (unsigned)qlen[a]);
+		for (unsigned a = pfirst[i]; a < pfirst[i + 1]; a++) {
+			struct qnode *n = qtree_insert(set, t->root, pf[a].q, (unsigned)pf[a].len);
 			if (!n)
 				goto out;
 			if (n->qid < 0) {
@@ -364,6 +398,8 @@ static int build_tier(struct fc_set *set, struct tier *t, bool plain)
 out:
 	free(first);
 	free(qids);
+	free(pf);
+	free(pfirst);
 	return rc;
 }
 
@@ -411,7 +447,13 @@ int fc_build_index(struct fc_set *set, struct fc_error *err)
 
 		size_t rl = strlen(s->pub.regex), reqlen;
 		char *req = p + rl + 2;
-		fc_scan_regex(s->pub.regex, &sh, p, &plen, req, &reqlen);
+		if (s->shaped) {
+			sh.meta = s->meta34;
+			sh.stem_len = s->stem34;
+			fc_scan_regex_shaped(s->pub.regex, &sh, p, &plen, req, &reqlen);
+		} else {
+			fc_scan_regex(s->pub.regex, &sh, p, &plen, req, &reqlen);
+		}
 		s->kind = !sh.meta ? (sh.literal ? SK_LITERAL : SK_PLAINRE) : SK_REGEX;
 		s->q = p;
 		s->qlen = plen;
@@ -434,12 +476,14 @@ int fc_build_index(struct fc_set *set, struct fc_error *err)
 			}
 		}
 		p[s->qlen] = 0;
-		s->req = req;
 		s->reqlen = reqlen;
 		s->reqfrom = plen;
 		fc_pairs(req, reqlen, s->pairs);
 		req[reqlen] = 0;
-		used += 2 * rl + 4;
+		/* the scan had room for the longest prefix and run; they keep only what they hold
+		 * (the arena's huge pages are cleared whole: refpolicy's index then fits in one) */
+		s->req = memmove(p + s->qlen + 1, req, reqlen + 1);
+		used += s->qlen + reqlen + 2;
 		if (s->kind == SK_LITERAL) {
 			s->lit = s->q;
 			s->litlen = s->qlen;
@@ -453,6 +497,7 @@ int fc_build_index(struct fc_set *set, struct fc_error *err)
 			s->tier_pos = s->kind == SK_PLAINRE ? pos_plain++ : pos_regex++;
 		}
 	}
+	fc_bshrink(set, arena, used);
 	set->plain.nspecs = pos_plain;
 	set->regex.nspecs = pos_regex;
 

@@ -45,6 +45,11 @@ struct spec {
 	_Atomic(pcre2_code *) jre;
 	_Atomic unsigned uses;
 	uint8_t form;       /* FORM_*: a regex whose match needs no PCRE2 once the key has q */
+	/* libselinux 3.4's metacharacter flag and stem length (fc_scan34), when the reader has
+	 * already scanned the regex for them (a compiled file's are checked against them): the
+	 * index does not scan again */
+	bool shaped, meta34;
+	uint32_t stem34;
 	unsigned col;       /* 1-based column of the regex in its line */
 	unsigned tier_pos;  /* priority within the tier: higher is tried first */
 	int next_same;      /* literal hash chain: next spec with the same literal, lower priority */
@@ -208,6 +213,9 @@ struct regex_shape {
 void fc_scan34(const char *re, struct regex_shape *shape);
 void fc_scan_regex(const char *re, struct regex_shape *shape, char *prefix, size_t *prefix_len,
 		   char *req, size_t *req_len);
+/* fc_scan_regex when shape's meta and stem_len are already fc_scan34's */
+void fc_scan_regex_shaped(const char *re, struct regex_shape *shape, char *prefix,
+			  size_t *prefix_len, char *req, size_t *req_len);
 
 /* Prefixes, one of which every match of a regex "LIT(A|B|...)LIT..." starts with (see scan.c);
  * 0 when the regex is not of that form. out needs max * strlen(re) bytes. */

@@ -247,14 +247,13 @@ static void step(struct scanner *s)
 	s->i++;
 }
 
-void fc_scan_regex(const char *re, struct regex_shape *sh, char *prefix, size_t *prefix_len,
-		   char *req, size_t *req_len)
+void fc_scan_regex_shaped(const char *re, struct regex_shape *sh, char *prefix,
+			  size_t *prefix_len, char *req, size_t *req_len)
 {
 	struct scanner s = { .re = re, .in_prefix = true, .literal = true, .prefix = prefix,
 			     .run = { .best = req, .first = true } };
 	size_t n = strlen(re);
 
-	fc_scan34(re, sh);
 	while (s.i < n && !s.opaque) {
 		if (re[s.i] == '\\')
 			escape(&s);
@@ -273,6 +272,13 @@ void fc_scan_regex(const char *re, struct regex_shape *sh, char *prefix, size_t 
 	sh->literal = s.literal && !sh->meta;
 	*prefix_len = s.plen;
 	*req_len = s.run.best_len;
+}
+
+void fc_scan_regex(const char *re, struct regex_shape *sh, char *prefix, size_t *prefix_len,
+		   char *req, size_t *req_len)
+{
+	fc_scan34(re, sh);
+	fc_scan_regex_shaped(re, sh, prefix, prefix_len, req, req_len);
 }
 
 /*
