@@ -15,8 +15,9 @@
 #                  a fixed label (the floor of a first label), "stat" (of nothing to change);
 #                  with as many threads as fclabel, and with one
 #   setfiles       setfiles -F -r DIR FC DIR, and with -T 0 (a thread per CPU)
+#   before         BENCH_BEFORE=BIN: another fclabel (the build before a change), as fclabel
 # BENCH_RUNS rounds (3), the order of the sides turning each round; the best of each is
-# compared. Then whether fclabel and setfiles left the same labels, byte for byte. Needs root,
+# compared (BENCH_SIDES: only those sides, fclabel's, the floor's and setfiles' always). Then whether fclabel and setfiles left the same labels, byte for byte. Needs root,
 # loop mounts and setfiles.
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
@@ -52,6 +53,14 @@ else
 fi
 
 sides="fclabel fclabel1 nogx nogx1 floor floor1 setfiles setfilesT0"
+[ -n "${BENCH_BEFORE:-}" ] && sides="$sides before"
+if [ -n "${BENCH_SIDES:-}" ]; then
+	keep=""
+	for s in $sides; do
+		case " fclabel floor setfiles $BENCH_SIDES " in *" $s "*) keep="$keep $s" ;; esac
+	done
+	sides=${keep# }
+fi
 for s in $sides; do mkdir -p "$out/mnt/$s"; umount "$out/mnt/$s" 2>/dev/null; done
 cleanup() { for s in $sides; do umount "$out/mnt/$s" 2>/dev/null; rm -f "$out/$s.img"; done; }
 trap cleanup EXIT INT TERM
@@ -87,6 +96,7 @@ run() {
 		else measure "$floor" stat "$3" -j $j; fi ;;
 	setfiles) LD_LIBRARY_PATH=$newlib measure setfiles -F -r "$3" "$fc" "$3" ;;
 	setfilesT0) LD_LIBRARY_PATH=$newlib measure setfiles -F -T 0 -r "$3" "$fc" "$3" ;;
+	before) measure "$BENCH_BEFORE" label "$3" -a / -S "$fc" ;;
 	esac
 }
 name() {
@@ -99,6 +109,7 @@ name() {
 	floor1) echo "floor -j 1" ;;
 	setfiles) echo "setfiles -F" ;;
 	setfilesT0) echo "setfiles -F -T 0" ;;
+	before) echo "before (-T $threads)" ;;
 	esac
 }
 
@@ -106,11 +117,13 @@ fresh fclabel
 entries=$(find "$out/mnt/fclabel" | wc -l)
 echo "bench-tree: $entries entries (loop-mounted ext4 copies of $img), refpolicy $fc; $cpus CPUs"
 rm -f "$out"/*.t
+# BENCH_CACHES=warm: the warm runs only (drop_caches slows every other process on the machine)
+caches=${BENCH_CACHES:-warm cold}
 r=1
 while [ $r -le "$runs" ]; do
 	# the order of the sides turns each round
 	order=$(echo $sides | tr ' ' '\n' | awk -v r=$r '{ s[NR] = $0 } END { for (i = 0; i < NR; i++) print s[(i + r - 1) % NR + 1] }')
-	for cache in warm cold; do
+	for cache in $caches; do
 		for s in $order; do
 			fresh $s
 			d=$out/mnt/$s
@@ -120,7 +133,7 @@ while [ $r -le "$runs" ]; do
 				echo "$2 $3 $4 $5 $1" >>"$out/$s.$state.$cache.t"
 				msg=""
 				# the summary (on stderr since fclabel prints its summaries there)
-				case $s in fclabel* | nogx*) msg=": $(cat "$out/cmd.out" "$out/cmd.err" | grep 'scanned' | tail -n 1)" ;; esac
+				case $s in fclabel* | nogx* | before) msg=": $(cat "$out/cmd.out" "$out/cmd.err" | grep 'scanned' | tail -n 1)" ;; esac
 				[ "$1" = 0 ] || msg="$msg (exit $1: $(tail -n 1 "$out/cmd.err"))"
 				printf '  round %d %s %-5s %-24s %6s s (user %s, sys %s), peak %d MiB%s\n' \
 					$r $cache $state "$(name $s)" $2 $3 $4 $(($5 / 1024)) "$msg"
@@ -130,39 +143,50 @@ while [ $r -le "$runs" ]; do
 	r=$((r + 1))
 done
 
-best() { sort -n "$1" | head -n 1 | cut -d' ' -f1; }
+best() { [ -f "$1" ] && sort -n "$1" | head -n 1 | cut -d' ' -f1 || echo 0; }
 # the CPU time (user + sys) of the best run: beside the wall time, what other load cannot inflate
-cpu() { sort -n "$1" | head -n 1 | awk '{ printf "%.2f", $2 + $3 }'; }
+cpu() { [ -f "$1" ] && sort -n "$1" | head -n 1 | awk '{ printf "%.2f", $2 + $3 }' || echo -; }
 peak() { sort -n -k4 "$1" | tail -n 1 | awk '{ printf "%d", $4 / 1024 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 echo
 echo "best of $runs, wall seconds (CPU seconds of that run) ($entries entries; load average $(cut -d' ' -f1-3 /proc/loadavg)):"
-printf '  %-24s %14s %14s %14s %14s\n' "" "first warm" "again warm" "first cold" "again cold"
+printf '  %-24s' ""
+for c in $caches; do printf ' %14s %14s' "first $c" "again $c"; done
+echo
 for s in $sides; do
 	printf '  %-24s' "$(name $s)"
-	for c in "first warm" "again warm" "first cold" "again cold"; do
-		set -- $c
+	for c in $(for c in $caches; do echo "first.$c again.$c"; done); do
+		set -- $(echo "$c" | tr . ' ')
 		eval "b_${s}_$1_$2=$(best "$out/$s.$1.$2.t")"
 		eval "printf ' %6s (%5s)' \$b_${s}_$1_$2 $(cpu "$out/$s.$1.$2.t")"
 	done
 	echo
 done
-echo "fclabel peak memory: $(peak "$out/fclabel.first.warm.t") MiB (-T $threads), $(peak "$out/fclabel1.first.warm.t") MiB (-T 1)"
-echo "(no getxattrat: fclabel under tests/nogetxattrat, as on Linux < 6.13: a phone's kernel)"
-echo "ratios (first label, nothing to change; warm | cold):"
-for c in warm cold; do
-	eval "f1=\$b_fclabel_first_$c a1=\$b_fclabel_again_$c g1=\$b_fclabel1_first_$c h1=\$b_fclabel1_again_$c"
-	eval "n1=\$b_nogx_first_$c m1=\$b_nogx_again_$c o1=\$b_nogx1_first_$c p1=\$b_nogx1_again_$c"
-	eval "fw=\$b_floor_first_$c fs=\$b_floor_again_$c fw1=\$b_floor1_first_$c fs1=\$b_floor1_again_$c"
-	eval "sf=\$b_setfiles_first_$c sa=\$b_setfiles_again_$c tf=\$b_setfilesT0_first_$c ta=\$b_setfilesT0_again_$c"
+has() { case " $sides " in *" $1 "*) return 0 ;; esac; return 1; }
+echo "fclabel peak memory: $(peak "$out/fclabel.first.warm.t") MiB (-T $threads)$(has fclabel1 &&
+	echo ", $(peak "$out/fclabel1.first.warm.t") MiB (-T 1)")"
+has nogx && echo "(no getxattrat: fclabel under tests/nogetxattrat, as on Linux < 6.13: a phone's kernel)"
+# target RATIO: how far a "times faster" ratio is from the 5x of issue 34
+target() { awk -v r="$1" 'BEGIN { printf "%s", (r >= 5 ? "met" : sprintf("%.0f%% of it", r / 5 * 100)) }'; }
+echo "ratios (first label, nothing to change):"
+for c in $caches; do
+	for v in fclabel fclabel1 nogx nogx1 floor floor1 setfiles setfilesT0 before; do
+		eval "${v}_f=\${b_${v}_first_$c:-0} ${v}_a=\${b_${v}_again_$c:-0}"
+	done
 	echo "  $c:"
-	echo "    fclabel -T $threads / floor -j $threads:  $(ratio $f1 $fw)x, $(ratio $a1 $fs)x (target: within 1.5x)"
-	echo "    fclabel -T 1 / floor -j 1:  $(ratio $g1 $fw1)x, $(ratio $h1 $fs1)x"
-	echo "    setfiles -F / fclabel:      $(ratio $sf $f1)x, $(ratio $sa $a1)x faster (target: 4x)"
-	echo "    setfiles -F -T 0 / fclabel: $(ratio $tf $f1)x, $(ratio $ta $a1)x faster"
-	echo "    setfiles -F / no getxattrat:        $(ratio $sf $n1)x, $(ratio $sa $m1)x faster (target: 3.5x)"
-	echo "    setfiles -F / no getxattrat, -T 1:  $(ratio $sf $o1)x, $(ratio $sa $p1)x faster"
-	echo "    no getxattrat / fclabel (the cost of the fallback): $(ratio $n1 $f1)x, $(ratio $m1 $a1)x"
+	echo "    fclabel $fclabel_f s, $fclabel_a s; setfiles -F $setfiles_f s, $setfiles_a s; floor $floor_f s, $floor_a s"
+	r1=$(ratio $setfiles_f $fclabel_f) r2=$(ratio $setfiles_a $fclabel_a)
+	echo "    setfiles -F / fclabel:      ${r1}x, ${r2}x faster (target: 5x: $(target $r1), $(target $r2))"
+	echo "    setfiles -F / floor:        $(ratio $setfiles_f $floor_f)x, $(ratio $setfiles_a $floor_a)x (what the calls allow)"
+	echo "    fclabel -T $threads / floor -j $threads:  $(ratio $fclabel_f $floor_f)x, $(ratio $fclabel_a $floor_a)x (target: within 1.5x)"
+	has before && echo "    before / fclabel:           $(ratio $before_f $fclabel_f)x, $(ratio $before_a $fclabel_a)x faster than $BENCH_BEFORE"
+	has fclabel1 && has floor1 && echo "    fclabel -T 1 / floor -j 1:  $(ratio $fclabel1_f $floor1_f)x, $(ratio $fclabel1_a $floor1_a)x"
+	has setfilesT0 && echo "    setfiles -F -T 0 / fclabel: $(ratio $setfilesT0_f $fclabel_f)x, $(ratio $setfilesT0_a $fclabel_a)x faster"
+	if has nogx; then
+		echo "    setfiles -F / no getxattrat:        $(ratio $setfiles_f $nogx_f)x, $(ratio $setfiles_a $nogx_a)x faster (target: 3.5x)"
+		has nogx1 && echo "    setfiles -F / no getxattrat, -T 1:  $(ratio $setfiles_f $nogx1_f)x, $(ratio $setfiles_a $nogx1_a)x faster"
+		echo "    no getxattrat / fclabel (the cost of the fallback): $(ratio $nogx_f $fclabel_f)x, $(ratio $nogx_a $fclabel_a)x"
+	fi
 done
 
 # the same labels on both trees, byte for byte (the last round's: fclabel's, setfiles')

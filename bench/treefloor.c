@@ -2,7 +2,7 @@
  * make bench-tree's floor: what the kernel allows for a walk of a live tree that does no more
  * than fclabel label must. The same syscalls per entry as labeler/treepool.c in each case
  * (getdents64 of each directory; everything relative to the directory's descriptor, never through
- * a symlink; see entry()), no lookups and no bookkeeping, in any order, with -j threads taking
+ * a symlink; a directory opened with openat2 and statx where they work; see entry()), no lookups and no bookkeeping, in any order, with -j threads taking
  * directories from one shared stack. Linux 6.13 or later (getxattrat).
  *
  *   treefloor stat DIR [-j N]            stat and read the label of every entry
@@ -22,10 +22,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/fs.h>
+#include <linux/openat2.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <stdint.h>
 #include <time.h>
@@ -76,12 +78,44 @@ static ssize_t getxattrat_raw(int dfd, const char *name, void *buf, size_t n)
  * /proc/self/fd/N), fstat, the label written with XATTR_CREATE (again without it when there
  * was one), closed.
  */
+/* A directory as fclabel opens one where the kernel allows it (labeler/tree/io.c): openat2
+ * refusing to cross a mount point (no fstatat first), statx with the encrypt flag (no fstat, no
+ * FS_IOC_GETFLAGS). -1 when that did not work: then the plain calls. */
+static int open_dir(int dfd, const char *name, bool *encrypted)
+{
+	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+				.resolve = RESOLVE_NO_XDEV };
+	struct statx x;
+	int fd = (int)syscall(SYS_openat2, dfd, name, &how, sizeof(how));
+	if (fd < 0)
+		return -1;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &x) || !S_ISDIR(x.stx_mode) ||
+	    makedev(x.stx_dev_major, x.stx_dev_minor) != rootdev ||
+	    !(x.stx_attributes_mask & STATX_ATTR_ENCRYPTED)) {
+		close(fd);
+		return -1;
+	}
+	*encrypted = x.stx_attributes & STATX_ATTR_ENCRYPTED;
+	return fd;
+}
+
 static unsigned long entry(int dfd, const char *name, unsigned char type)
 {
 	char val[256], proc[32];
 	struct stat sb;
 	int fd = -1, flags = 0;
-	bool opath = false;
+	bool opath = false, encrypted;
+	if (type == DT_DIR && (fd = open_dir(dfd, name, &encrypted)) >= 0) {
+		bool bad = label ? fsetxattr(fd, XATTR, label, labellen, XATTR_CREATE) &&
+					   (errno != EEXIST ||
+					    fsetxattr(fd, XATTR, label, labellen, 0))
+				 : fgetxattr(fd, XATTR, val, sizeof(val)) < 0 && errno != ENODATA;
+		if (encrypted)
+			close(fd);
+		else
+			push(fd);
+		return bad;
+	}
 	if (type == DT_DIR || type == DT_UNKNOWN || !label) {
 		if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT))
 			return 1;

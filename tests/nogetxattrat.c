@@ -5,6 +5,10 @@
  * 6.6, so this is how tests and make bench-tree reach fclabel's fallback (labels read through
  * descriptors) on a newer kernel.
  *
+ * nogetxattrat --old CMD [ARG...]: openat2(2) and statx(2) fail with ENOSYS too, as on a kernel
+ * before Linux 5.6 (or under a filter that refuses them): fclabel then opens and stats
+ * directories with the plain calls.
+ *
  * nogetxattrat --probe: calls getxattrat itself and prints what it got ("ENOSYS", or "ok" /
  * another errno when the filter is not there), so that a test can tell the filter works.
  */
@@ -13,6 +17,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,15 +39,19 @@
 #error "nogetxattrat: AUDIT_ARCH of this architecture unknown"
 #endif
 
-static int install(void)
+static int install(bool old)
 {
+	/* old: openat2 and statx refused too (else getxattrat's number stands in for them) */
+	unsigned openat2 = old ? SYS_openat2 : NR_GETXATTRAT, statx = old ? SYS_statx : NR_GETXATTRAT;
 	struct sock_filter f[] = {
 		/* a call of another ABI (x32, a 32-bit one) is let through: only the native
-		 * one's number 464 is getxattrat here */
+		 * one's numbers are the calls refused here */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 0, 3),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 0, 5),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NR_GETXATTRAT, 0, 1),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NR_GETXATTRAT, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, openat2, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, statx, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
@@ -75,13 +84,19 @@ static int probe(void)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: nogetxattrat CMD [ARG...] | nogetxattrat --probe\n");
+		fprintf(stderr, "usage: nogetxattrat [--old] CMD [ARG...] | nogetxattrat --probe\n");
 		return 2;
 	}
-	if (install())
+	bool old = !strcmp(argv[1], "--old");
+	if (old && argc < 3) {
+		fprintf(stderr, "usage: nogetxattrat --old CMD [ARG...]\n");
+		return 2;
+	}
+	if (install(old))
 		return 2;
 	if (!strcmp(argv[1], "--probe"))
 		return probe();
+	argv += old;
 	execvp(argv[1], argv + 1);
 	fprintf(stderr, "nogetxattrat: %s: %s\n", argv[1], strerror(errno));
 	return 127;

@@ -1,8 +1,9 @@
 /* Test helper (LD_PRELOAD) for t_tree: a symlink swapped in during the walk, deterministically.
  * The first time the process opens an entry named in SWAP_NAMES (NAME=TARGET,...) relative to a
  * directory descriptor, that entry is renamed to NAME.orig and a symlink NAME -> TARGET takes
- * its place, just before the real openat runs: what a race between listing a directory and
- * opening its entries would do. Each swap is recorded in SWAP_LOG. */
+ * its place, just before the real openat (or openat2, through syscall(2)) runs: what a race
+ * between listing a directory and opening its entries would do. Each swap is recorded in
+ * SWAP_LOG. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static char done[16][256];
@@ -89,4 +91,19 @@ int openat64(int dfd, const char *name, int flags, ...)
 	if (dfd != AT_FDCWD)
 		maybe_swap(dfd, name);
 	return real_openat("openat64", dfd, name, flags, mode);
+}
+
+/* openat2 has no libc wrapper here: fclabel calls it through syscall(2) */
+long syscall(long nr, ...)
+{
+	long a[6];
+	va_list ap;
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (nr == SYS_openat2 && (int)a[0] != AT_FDCWD)
+		maybe_swap((int)a[0], (const char *)a[1]);
+	long (*real)(long, ...) = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }

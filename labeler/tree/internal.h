@@ -73,6 +73,14 @@ int tree_read_label_at(int dfd, const char *name, char **val, size_t *cap, size_
 /* Why a label could not be read (errno e). */
 void tree_label_error(char *why, size_t n, bool opath, int e);
 bool tree_encrypted(const struct handle *h);
+/* Whether tree_open_dir_fast may use openat2 and statx here (see io.c): once per walk. */
+void tree_fast_init(void);
+/* Opens the directory name of dfd, where no other file system is mounted (never through a
+ * symlink, nor triggering an automount), with its stat and encrypt flag: 0, or -1 when it did
+ * not (a mount point, not a directory, an error, no such calls here): then the plain calls
+ * (fstatat, tree_open_entry) do it, and say why. */
+int tree_open_dir_fast(int dfd, const char *name, struct handle *h, struct stat *sb,
+		       bool *encrypted);
 /* A mount point not entered: counted, named with -v. t->path is its path. */
 void tree_other_fs(struct tree *t);
 

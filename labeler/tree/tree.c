@@ -412,6 +412,7 @@ int label_dir(const char *dir, const fc_set *set, const struct label_opts *o,
 			"so those are left as they are and counted as errors; mount /proc to label "
 			"them\n", o->cmd);
 	t.threads = tree_threads(&own);
+	tree_fast_init();
 	if (!statvfs(dir, &vfs) && vfs.f_files >= vfs.f_ffree)
 		src.total = vfs.f_files - vfs.f_ffree;
 	rc = label_source(&src, set, &own, st);

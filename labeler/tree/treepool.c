@@ -384,14 +384,19 @@ static int prep_entry(struct worker *w, struct unit *u, const char *name, unsign
 	struct stat sb;
 	struct handle h;
 	int e = 0;
-	bool opened = false;
+	bool opened = false, enc_known = false, enc = false;
 
 	if (!pl)
 		return ENOMEM;
 	if (o->nexcludes && label_excluded(o, w->path, pl))
 		return 0;
-	if (type == DT_DIR || type == DT_UNKNOWN ||
-	    (!w->open_first && !__atomic_load_n(&p->no_xattrat, __ATOMIC_RELAXED))) {
+	/* a directory at the listing: two calls where they are there (io.c), else as below */
+	if (type == DT_DIR && !tree_open_dir_fast(u->fd, name, &h, &sb, &enc))
+		opened = enc_known = true;
+	if (opened) {
+		/* opened and stat'ed */
+	} else if (type == DT_DIR || type == DT_UNKNOWN ||
+		   (!w->open_first && !__atomic_load_n(&p->no_xattrat, __ATOMIC_RELAXED))) {
 		/* a mount point is known without opening it (that would trigger an automount) */
 		if (fstatat(u->fd, name, &sb, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT))
 			e = errno;
@@ -442,7 +447,7 @@ static int prep_entry(struct worker *w, struct unit *u, const char *name, unsign
 	a->dev = sb.st_dev;
 	a->ino = sb.st_ino;
 	a->opath = h.opath;
-	a->encrypted = S_ISDIR(sb.st_mode) && tree_encrypted(&h);
+	a->encrypted = S_ISDIR(sb.st_mode) && (enc_known ? enc : tree_encrypted(&h));
 	a->lrc = p->t->set ? fc_lookup(p->t->set, w->path, sb.st_mode, &a->res) : 0;
 	if (read_and_write(w, u, a, &h)) {
 		close(h.fd);
