@@ -26,6 +26,7 @@
  * still may not be shared with anything.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,7 +54,7 @@ struct claims {
  * needed), a block that could not be read, or SIGINT or SIGTERM. */
 static bool stopped(struct claims *c)
 {
-	if (label_stop_signal && !c->err)
+	if ((label_stop_signal || (c->res->cancel && atomic_load(c->res->cancel))) && !c->err)
 		c->err = CLAIMS_E_INTERRUPTED;
 	return c->err || c->res->cross[0];
 }
