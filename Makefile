@@ -50,7 +50,7 @@ HDRS     := $(wildcard fcontexts/*.h imgfmt/*.h android/*.h labeler/*.h labeler/
 TEST_BINS := tests/oracle tests/fcunit tests/seappunit tests/engineunit tests/fcdigest tests/erofscat \
 	tests/nogetxattrat
 # the benchmarks' own programs (bench/): make check builds none of them
-BENCH_BINS := bench/fcbench bench/treefloor
+BENCH_BINS := bench/fcbench bench/treefloor bench/timeit bench/relabelfloor
 
 .PHONY: all deps print-lib-srcs print-cppflags check check-full demo bench bench-image bench-relabel bench-tree bench-data clean
 all: fclabel
@@ -115,6 +115,12 @@ bench/fcbench: bench/fcbench.c fcontexts/libfcontexts.a
 bench/treefloor: bench/treefloor.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< -lpthread
 
+bench/timeit: bench/timeit.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $<
+
+bench/relabelfloor: bench/relabelfloor.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(E2_LIBS)
+
 # runs a command as on a kernel without getxattrat(2) (Linux < 6.13): t_nogetxattrat, bench-tree
 tests/nogetxattrat: tests/nogetxattrat.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $<
@@ -144,7 +150,7 @@ bench-image: deps
 	@sh bench/bench_image.sh
 
 bench-relabel: deps
-	@$(MAKE) -s --no-print-directory fclabel
+	@$(MAKE) -s --no-print-directory fclabel bench/timeit bench/relabelfloor
 	@sh bench/bench_relabel.sh
 
 bench-tree: deps

@@ -59,7 +59,7 @@ extern io_manager imgfmt_tracked_manager;
 void imgfmt_set_tracked_inner(io_manager inner);
 /* While held, this library's own file I/O (imgfmt_detect, the sparse and copy readers) is
  * neither counted nor failed by FCLABEL_FAULT: a look at an image that is not the run's own
- * reading of it, so that the Nth I/O stays the run's Nth. */
+ * reading of it, so that the Nth I/O stays the run's Nth. Held for the calling thread only. */
 void imgfmt_fault_hold(bool hold);
 /* What the fault injector says (the I/O it fails, a setting it ignores), one message at a time
  * without a newline; NULL (the default): nothing is said. */

@@ -26,7 +26,8 @@ static _Atomic unsigned long counts[IMGIO_N];
 static int fault_kind = -1;         /* the kind to fail, -1: none */
 static unsigned long fault_at;      /* its ordinal, from 1 */
 static bool fault_counting, fault_read;
-static _Atomic bool fault_held;     /* imgfmt_fault_hold: I/O that is not the run's */
+static _Thread_local bool fault_held; /* imgfmt_fault_hold: I/O that is not the run's (this
+				       * thread's: prescan.c's is never the run's) */
 
 static char io_error[512];
 static _Atomic int io_failed;

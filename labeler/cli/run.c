@@ -354,6 +354,7 @@ static int run(struct run *c, enum outcome *out)
 
 static int finish(struct run *c, int status, enum outcome out)
 {
+	img_prescan_end();
 	if (c->img_open)
 		img_close(&c->img, c->cmd);
 	erofs_close(c->ero);
@@ -477,6 +478,9 @@ int run_target(int argc, char **argv, const struct command *self, const struct c
 		return stop_early(&c, STAGE_TARGET, status);
 	if ((status = identify(&c)) != EXIT_OK || label_stop_signal)
 		return stop_early(&c, STAGE_MOUNT_POINT, status);
+	/* (the block claims, looked at while the policies load: ext4/prescan.c) */
+	if (!c.tree && !c.erofs && (c.self->needs & CMD_TARGET_RW) && c.o.mode == LM_LABEL)
+		img_prescan_start(c.target, &c.ip.where);
 	if ((status = load_policies(&c)) != EXIT_OK || label_stop_signal)
 		return stop_early(&c, STAGE_POLICY, status);
 	if ((status = check_covered(&c)) != EXIT_OK || label_stop_signal)

@@ -26,6 +26,7 @@
  * still may not be shared with anything.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +42,7 @@ struct claims {
 	ext2_ino_t ino;              /* the inode being looked at */
 	blk64_t last_cluster;        /* bigalloc: its last claimed data cluster */
 	bool have_last;
+	bool is64;                   /* 64bit: attribute blocks past 2^32 */
 	char *buf;                   /* a block per tree level, for tree nodes */
 	struct claims_result *res;
 	errcode_t err;               /* a block could not be read, or CLAIMS_E_INTERRUPTED */
@@ -50,12 +52,19 @@ struct claims {
 	snprintf(c->res->field, sizeof(c->res->field), __VA_ARGS__); } while (0)
 
 /* Whether the scan is over: a block claimed twice (the image is refused, nothing more is
- * needed), a block that could not be read, or SIGINT or SIGTERM. */
+ * needed) or a block that could not be read. Asked for every block pointer: no call. */
+static inline bool over(const struct claims *c)
+{
+	return c->err || c->res->cross[0];
+}
+
+/* ... or SIGINT or SIGTERM, or the run has ended (prescan.c): asked for every inode and every
+ * tree node, which bounds how long a hostile image keeps the scan going after a signal. */
 static bool stopped(struct claims *c)
 {
-	if (label_stop_signal && !c->err)
+	if ((label_stop_signal || (c->res->cancel && atomic_load(c->res->cancel))) && !c->err)
 		c->err = CLAIMS_E_INTERRUPTED;
-	return c->err || c->res->cross[0];
+	return over(c);
 }
 
 static bool outside(const struct claims *c, blk64_t blk, blk64_t end)
@@ -169,7 +178,7 @@ static void claim_extents(struct claims *c, const char *node, size_t size, int d
 	depth = ext2fs_le16_to_cpu(h->eh_depth);
 	if (!depth) {
 		const struct ext3_extent *e = (const struct ext3_extent *)(h + 1);
-		for (unsigned i = 0; i < n && !stopped(c); i++) {
+		for (unsigned i = 0; i < n && !over(c); i++) {
 			unsigned len = ext2fs_le16_to_cpu(e[i].ee_len);
 			if (len > EXT_INIT_MAX_LEN)
 				len -= EXT_INIT_MAX_LEN;
@@ -180,7 +189,7 @@ static void claim_extents(struct claims *c, const char *node, size_t size, int d
 	}
 	const struct ext3_extent_idx *ix = (const struct ext3_extent_idx *)(h + 1);
 	char *buf = c->buf + (size_t)(depth - 1) * c->fs->blocksize;
-	for (unsigned i = 0; i < n && !stopped(c); i++) {
+	for (unsigned i = 0; i < n && !over(c); i++) {
 		blk64_t child = ext2fs_le32_to_cpu(ix[i].ei_leaf) |
 				(blk64_t)ext2fs_le16_to_cpu(ix[i].ei_leaf_hi) << 32;
 		if (read_node(c, child, buf))
@@ -195,7 +204,7 @@ static void claim_indirect(struct claims *c, blk64_t blk, int level)
 	if (!read_node(c, blk, buf))
 		return;
 	const uint32_t *p = (const uint32_t *)buf;
-	for (size_t i = 0; i < c->fs->blocksize / 4 && !stopped(c); i++) {
+	for (size_t i = 0; i < c->fs->blocksize / 4 && !over(c); i++) {
 		blk64_t b = ext2fs_le32_to_cpu(p[i]);
 		if (b && level == 1)
 			claim_data(c, b, 1);
@@ -204,13 +213,22 @@ static void claim_indirect(struct claims *c, blk64_t blk, int level)
 	}
 }
 
+/* ext2fs_file_acl_block, without a call into the library for every inode in use */
+static blk64_t acl_block(const struct claims *c, const struct ext2_inode *in)
+{
+	blk64_t b = ext2fs_le32_to_cpu(in->i_file_acl);
+	if (c->is64)
+		b |= (blk64_t)ext2fs_le16_to_cpu(in->osd2.linux2.l_i_file_acl_high) << 32;
+	return b;
+}
+
 static void claim_inode(struct claims *c, ext2_ino_t ino, const struct ext2_inode *in)
 {
 	ext2_filsys fs = c->fs;
 
 	c->ino = ino;
 	c->have_last = false;
-	blk64_t acl = ext2fs_file_acl_block(fs, (struct ext2_inode *)in);
+	blk64_t acl = acl_block(c, in);
 	if (acl)
 		claim_ea(c, acl);
 	if (ino == EXT2_RESIZE_INO) {
@@ -226,10 +244,10 @@ static void claim_inode(struct claims *c, ext2_ino_t ino, const struct ext2_inod
 		claim_extents(c, (const char *)in->i_block, sizeof(in->i_block), -1);
 		return;
 	}
-	for (int i = 0; i < EXT2_NDIR_BLOCKS && !stopped(c); i++)
+	for (int i = 0; i < EXT2_NDIR_BLOCKS && !over(c); i++)
 		if (in->i_block[i])
 			claim_data(c, ext2fs_le32_to_cpu(in->i_block[i]), 1);
-	for (int l = 1; l <= 3 && !stopped(c); l++) {
+	for (int l = 1; l <= 3 && !over(c); l++) {
 		blk64_t b = ext2fs_le32_to_cpu(in->i_block[EXT2_IND_BLOCK + l - 1]);
 		if (b)
 			claim_indirect(c, b, l);
@@ -263,12 +281,13 @@ static int each_claim(ext2_filsys fs, ext2_ino_t ino, const struct ext2_inode *i
 	    !in->i_blocks && !in->i_links_count)
 		return 0; /* a reserved inode never used */
 	claim_inode(c, ino, in);
-	return stopped(c) ? -1 : 0;
+	return over(c) ? -1 : 0;
 }
 
 errcode_t claims_scan(ext2_filsys fs, const struct orphans *orphans, struct claims_result *res)
 {
-	struct claims c = { .fs = fs, .orphans = orphans, .res = res };
+	struct claims c = { .fs = fs, .orphans = orphans, .res = res,
+			    .is64 = ext2fs_has_feature_64bit(fs->super) };
 	errcode_t rc;
 
 	res->cross[0] = res->free[0] = 0;

@@ -127,6 +127,11 @@ struct img_identity {
 errcode_t img_identify(const char *path, const struct img_part *part, struct img_identity *id);
 /* The same, from an open file system. */
 void ident_read(ext2_filsys fs, struct img_identity *id);
+/* (prescan.c) A run that will write the image at path starts looking at its block claims on a
+ * thread of its own (a raw image in a plain file, whole: anything else is scanned before the
+ * first write, as always); img_prescan_end stops it and lets it go, at the end of the run. */
+void img_prescan_start(const char *path, const struct img_part *part);
+void img_prescan_end(void);
 /* ... of any tree (an EROFS image): a name's mode in directory *dir (n bytes; *dir then its
  * inode; 0 when absent), from root; the root's entries (ident_top_add each); its volume name
  * and where it was last mounted ("" or NULL: none). */

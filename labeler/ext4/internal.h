@@ -2,6 +2,8 @@
 #ifndef LABELER_EXT4_INTERNAL_H
 #define LABELER_EXT4_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "ext4.h"
 
 /* (image.c) What img_open took besides the file system (the journal, the inode tables). */
@@ -142,10 +144,17 @@ struct claims_result {
 	char cross[256];
 	char free[256];
 	bool keep;                   /* in: keep every claim in claimed (freed by the caller) */
+	const atomic_bool *cancel;   /* in: stops the scan (CLAIMS_E_INTERRUPTED) once set */
 	ext2fs_block_bitmap claimed;
 };
 #define CLAIMS_E_INTERRUPTED ((errcode_t)-13) /* (not an errno value, nor libext2fs's) */
 errcode_t claims_scan(ext2_filsys fs, const struct orphans *orphans, struct claims_result *res);
+
+/* ---- prescan.c ---- */
+/* Before the first write: the block claims of fs found by the scan img_prescan_start started,
+ * into res (cross and free), waiting for it to end: true; false when there is none, it failed,
+ * or fs is not the image it read, unchanged (then scan fs). */
+bool img_prescan_take(ext2_filsys fs, struct claims_result *res);
 
 /* ---- quota.c ---- */
 struct quota;

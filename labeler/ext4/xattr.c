@@ -44,7 +44,9 @@ struct ea_cache {
  * Before the first write, the image's block claims are looked at (claims.c): a block claimed
  * twice refuses the image, since a write to one owner changes the other (a file's block map in
  * an inode table); a claimed block the bitmap calls free refuses it from the first block taken
- * on, since the bitmap would hand it out. A refusal stands for the rest of the run.
+ * on, since the bitmap would hand it out. A refusal stands for the rest of the run. The scan
+ * started on a thread of its own as the run began (prescan.c) answers when it read this image as
+ * it is; its time here is the wait for it (claims_seconds).
  */
 errcode_t xattr_may_write(struct xattr_ctx *x)
 {
@@ -62,7 +64,8 @@ errcode_t xattr_may_write(struct xattr_ctx *x)
 		if ((rc = xattr_orphans(x, &orphans)))
 			return rc;
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		rc = claims_scan(x->fs, orphans, &x->claims);
+		rc = img_prescan_take(x->fs, &x->claims) ? 0
+							  : claims_scan(x->fs, orphans, &x->claims);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		x->claims_seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 		if (rc)
