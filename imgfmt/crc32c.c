@@ -5,17 +5,13 @@
  * libext2fs 1.47 computes it in software (slice-by-8): in a profile of `fclabel label` of a
  * 200,000-inode image it was a quarter of all samples, since every inode read is verified and
  * every inode written is checksummed again, and every directory block read is verified. The
- * CPU's own instruction (SSE4.2 on x86-64, the CRC32 extension of ARMv8) does the same in a
- * tenth of the time.
+ * CPU's own instruction (SSE4.2 on x86-64, the CRC32 extension of ARMv8) does the same several
+ * times faster.
  *
- * This file defines ext2fs_crc32c_le itself. In a dynamic build the library's own calls go
- * through its PLT (checked: 46 call sites in Debian's libext2fs.so.2.4), so the executable's
- * definition is the one they bind to, as an application's malloc replaces the C library's; in a
- * static build this object is linked before libext2fs.a and the library's crc32c.o is not
- * pulled. Either way the result is the same function (the same bytes out for the same bytes in:
- * tests/crcunit.c checks each implementation here against the others and the standard check
- * value), so the library's checksums and ours agree; only its speed changes. Where the CPU has
- * no instruction, a table in software (slice-by-8, as the library's) does it.
+ * libext2fs's own checks keep its software crc32c: fclabel does not take its name (t_symbols);
+ * the checksums fclabel computes itself (the inodes the walk reads and the labels it writes,
+ * labeler/ext4/itable.c; the journal, journal.c) use this one. The same function either way
+ * (tests/crcunit.c checks each implementation against the others and the standard values).
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -149,7 +145,7 @@ static crc32c_fn pick(void)
 	return f;
 }
 
-uint32_t ext2fs_crc32c_le(uint32_t crc, unsigned char const *p, size_t len)
+uint32_t imgfmt_crc32c(uint32_t crc, const void *p, size_t len)
 {
 	crc32c_fn f = __atomic_load_n(&impl_fn, __ATOMIC_ACQUIRE);
 	if (!f)
