@@ -137,7 +137,8 @@ measure_ms() {
 # the default), e2fsck -fn of the result, fclabel label again (nothing to write), fclabel check;
 # and the floor, a pure read of the same metadata: e2fsck -fn -tt's passes 1 and 2 (every inode
 # table in use read in order, every directory block sorted by block number), the figures it
-# prints itself. Each figure is the best of its runs, its peak the highest.
+# prints itself. Each figure is the best of its runs, its peak the highest. BENCH_BEFORE=BIN:
+# another fclabel's label too, each round (a fresh copy). BENCH_LABEL_ONLY=1: this section alone.
 runs=${BENCH_LABEL_RUNS:-5}
 rm -f "$out"/lb.*.t
 r=0; while [ $r -lt "$runs" ]; do
@@ -157,6 +158,12 @@ r=0; while [ $r -lt "$runs" ]; do
 	[ "$1" = 0 ] || echo "  (check: exit $1)"
 	echo "$2 $3" >>"$out/lb.check.t"
 	e2fsck -fn -tt "$out/work.img" >"$out/tt.out" 2>&1
+	if [ -n "${BENCH_BEFORE:-}" ]; then
+		cp --sparse=always "$img" "$out/work.img"
+		sync
+		set -- $(measure_ms "$out/cmd.out" "$BENCH_BEFORE" label "$out/work.img" -S "$fc")
+		echo "$2 $3" >>"$out/lb.before.t"
+	fi
 	awk '/^Pass [12]: Memory used/ { sub(/.*time: */, ""); split($0, t, "/"); s += t[1] } END { print s }' \
 		"$out/tt.out" >>"$out/lb.floor.t"
 	r=$((r + 1))
@@ -172,8 +179,11 @@ echo "  floor: e2fsck passes 1-2 (-tt): $(lb floor) s (its own figures: the inod
 echo "  fclabel label again (nothing to write): $(lb again) s, peak $(lmib again) MiB ($(lx "$(lb again)" "$fs_s") e2fsck)"
 echo "  fclabel check                 : $(lb check) s, peak $(lmib check) MiB ($(lx "$(lb check)" "$fs_s") e2fsck)"
 echo "  fclabel label / e2fsck -fn    : $(lx "$fl_s" "$fs_s") (target <= 0.70x); / the floor: $(lx "$fl_s" "$(lb floor)")"
+[ -f "$out/lb.before.t" ] &&
+	echo "  before ($BENCH_BEFORE) label  : $(lb before) s, peak $(lmib before) MiB ($(lx "$(lb before)" "$fs_s") e2fsck); this build $(lx "$fl_s" "$(lb before)") of it"
 rm -f "$out"/lb.*.t "$out"/lb.*.line "$out/tt.out"
-if [ "$n" != 200000 ]; then
+# BENCH_LABEL_ONLY=1: only this section
+if [ "$n" != 200000 ] || [ -n "${BENCH_LABEL_ONLY:-}" ]; then
 	# (the other sections are the default size's)
 	rm -f "$out/work.img"
 	exit 0

@@ -399,10 +399,11 @@ static errcode_t writable(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode
 
 /*
  * An inode written alone, as ext2fs_write_inode_full writes it (its checksum set the same way,
- * with the CPU's crc32c: inode_csum_set), but only its own bytes: the library reads the inode's block and writes it whole, which in
- * place the overlay copies whole again, for every inode labeled. The library's inode cache is
- * emptied, since its copy of the block (or of this inode) is older now. Where a channel cannot
- * write bytes, or the library would refuse (its error then), the library writes it.
+ * with the CPU's crc32c: inode_csum_set), but only its own bytes: the library reads the inode's
+ * block and writes it whole, which in place the overlay copies whole again, for every inode
+ * labeled. The library's inode cache is emptied, since its copy of the block (or of this inode)
+ * is older now. Where a channel cannot write bytes, or the library would refuse (its error
+ * then), the library writes it.
  */
 static errcode_t write_inode_alone(struct xattr_ctx *x, ext2_ino_t ino,
 				   const struct ext2_inode_large *inode)
