@@ -70,7 +70,6 @@ errcode_t itable_each(ext2_filsys fs, itable_fn fn, void *arg)
 	return rc;
 }
 
-
 /*
  * An inode's checksum as ext4 defines it (as libext2fs's ext2fs_inode_csum computes it): crc32c
  * seeded with the file system's, over the inode number, its generation and the inode with its
@@ -173,8 +172,17 @@ bool itable_window_read(struct itable_window *w, ext2_ino_t ino, struct ext2_ino
 	unsigned long long off = (unsigned long long)((ino - 1) % ipg) * isize;
 	blk64_t blk = off / fs->blocksize, first = blk / w->chunk * w->chunk;
 	if (w->at != table + first || !w->n) {
-		size_t n = fs->inode_blocks_per_group - first < w->chunk ?
-			   fs->inode_blocks_per_group - first : w->chunk;
+		/* no further than the blocks of the table in use (an image cut short after them is
+		 * read as the library reads it) */
+		ext2_ino_t used = ipg, unused = ext2fs_bg_itable_unused(fs, g);
+		if (ext2fs_has_group_desc_csum(fs) && unused < ipg)
+			used -= unused;
+		blk64_t end = ((unsigned long long)used * isize + fs->blocksize - 1) / fs->blocksize;
+		if (end > fs->inode_blocks_per_group)
+			end = fs->inode_blocks_per_group;
+		if (blk >= end)
+			return false;
+		size_t n = end - first < w->chunk ? end - first : w->chunk;
 		w->n = 0;
 		if (io_channel_read_blk64(fs->io, table + first, (int)n, w->buf))
 			return false;
