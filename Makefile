@@ -48,7 +48,7 @@ MAIN_SRC := labeler/cli/main.c
 LIB_SRCS := $(FC_SRCS) $(IF_SRCS) $(AN_SRCS) $(filter-out $(MAIN_SRC),$(LB_SRCS))
 HDRS     := $(wildcard fcontexts/*.h imgfmt/*.h android/*.h labeler/*.h labeler/*/*.h)
 TEST_BINS := tests/oracle tests/fcunit tests/seappunit tests/engineunit tests/fcdigest tests/erofscat \
-	tests/nogetxattrat
+	tests/crcunit tests/nogetxattrat
 # the benchmarks' own programs (bench/): make check builds none of them
 BENCH_BINS := bench/fcbench bench/treefloor bench/timeit bench/relabelfloor
 
@@ -95,6 +95,10 @@ tests/fcdigest: tests/fcdigest.c fcontexts/libfcontexts.a
 tests/seappunit: tests/seappunit.c tests/unit.h android/libandroid.a fcontexts/libfcontexts.a
 	$(CC) $(CPPFLAGS) $(PCRE_CFLAGS) $(CFLAGS) $(WARN) -o $@ $< android/libandroid.a \
 		fcontexts/libfcontexts.a $(FC_LIBS) -lpthread
+
+# ext4's crc32c as fclabel defines it (imgfmt/crc32c.c), on its own
+tests/crcunit: tests/crcunit.c tests/unit.h imgfmt/crc32c.o
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< imgfmt/crc32c.o -lpthread
 
 # the engine through a fake target (tests/engineunit.c): its objects only, no image library
 # (nor com_err: the engine names none of libext2fs)

@@ -194,4 +194,8 @@ io_channel imgfmt_part_lower(io_channel ch);
 /* Why the last open failed, when it was the image format's fault (chunk and offset). */
 const char *imgfmt_error(void);
 
+/* crc32c (Castagnoli) as ext4 and jbd2 use it, as ext2fs_crc32c_le computes it (seeded with crc,
+ * not inverted), with the CPU's instruction where it has one (crc32c.c). */
+uint32_t imgfmt_crc32c(uint32_t crc, const void *p, size_t len);
+
 #endif

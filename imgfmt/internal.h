@@ -151,4 +151,10 @@ errcode_t ic_set_option(io_channel ch, const char *option, const char *arg);
 	.write_byte = ic_write_byte, .set_option = ic_set_option, .read_blk64 = ic_read64,       \
 	.write_blk64 = ic_write64
 
+/* crc32c.c: imgfmt_crc32c's implementations, for tests/crcunit.c: the CPU's instruction
+ * (NULL where it has none) and the table in software. */
+typedef uint32_t (*crc32c_fn)(uint32_t crc, const unsigned char *p, size_t n);
+crc32c_fn crc32c_insn_fn(void);
+crc32c_fn crc32c_soft_fn(void);
+
 #endif

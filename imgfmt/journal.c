@@ -80,7 +80,7 @@ static void put16(char *p, uint16_t v)
 
 static uint32_t crc32c(uint32_t seed, const void *p, size_t n)
 {
-	return ext2fs_crc32c_le(seed, p, n);
+	return imgfmt_crc32c(seed, p, n);
 }
 
 /* The checksum of a descriptor or revoke block (in its last four bytes) or of the journal

@@ -168,7 +168,7 @@ static void sb_mark(const struct ov *o, char *sb, bool on)
 	}
 	memcpy(&v, sb + SB_RO_COMPAT, 4);
 	if (ext2fs_le32_to_cpu(v) & RO_COMPAT_METADATA_CSUM) {
-		v = ext2fs_cpu_to_le32(ext2fs_crc32c_le(~0u, (unsigned char *)sb, SB_CHECKSUM));
+		v = ext2fs_cpu_to_le32(imgfmt_crc32c(~0u, sb, SB_CHECKSUM));
 		memcpy(sb + SB_CHECKSUM, &v, 4);
 	}
 }
@@ -216,10 +216,14 @@ static errcode_t write_bytes(struct ov *o, uint64_t off, size_t len, const char 
 		size_t from = (size_t)(off - bstart), n = o->bs - from;
 		if (n > len)
 			n = len;
+		char *h;
 		if (!from && n == o->bs) {
 			rc = hold(o, b, data);
+		} else if (b != o->sb_blk && (h = held(o, b))) {
+			/* (a label in an inode: the bytes alone, not the block twice) */
+			memcpy(h + from, data, n);
 		} else {
-			char *h = held(o, b);
+			h = held(o, b);
 			if (h) {
 				memcpy(o->tmp2, h, o->bs);
 			} else if ((rc = lower_read(o, bstart, o->bs, o->tmp2))) {

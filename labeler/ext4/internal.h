@@ -127,12 +127,29 @@ void orphans_free(struct orphans *o);
  * 0, or it is an orphan (o may be NULL: none). */
 bool inode_holds_blocks(const struct orphans *o, ext2_ino_t ino, const struct ext2_inode *in);
 
-/* ---- claims.c ---- */
+/* ---- itable.c ---- */
 /* Called for every inode of the inode tables that may be in use (inode as on disk, isize bytes);
  * a negative return stops the scan (EXT2_ET_CANCEL_REQUESTED). */
 typedef int (*itable_fn)(ext2_filsys fs, ext2_ino_t ino, const struct ext2_inode *inode,
 			 void *arg);
 errcode_t itable_each(ext2_filsys fs, itable_fn fn, void *arg);
+/* The walk's inodes, a chunk of an inode table at a time (itable.c says when they are current). */
+struct itable_window {
+	ext2_filsys fs;
+	char *buf;
+	size_t chunk, n; /* blocks: a chunk, and those in buf (0: none) */
+	blk64_t at;      /* the first of them */
+};
+struct itable_window *itable_window_new(ext2_filsys fs);
+void itable_window_free(struct itable_window *w);
+bool itable_window_read(struct itable_window *w, ext2_ino_t ino, struct ext2_inode_large *out,
+			size_t bufsize);
+/* An inode's checksum (metadata_csum), with the CPU's crc32c: whether it is right (false also
+ * for an inode of zeros, which the library lets pass), and set. */
+bool inode_csum_ok(ext2_filsys fs, ext2_ino_t ino, struct ext2_inode_large *in);
+void inode_csum_set(ext2_filsys fs, ext2_ino_t ino, struct ext2_inode_large *in);
+
+/* ---- claims.c ---- */
 /* Every block the file system's metadata and its inodes (those in use, and the orphans) claim,
  * as e2fsck's pass 1 finds them, against each other and the block bitmap: the first block
  * claimed twice (cross, naming inode and block; "" when none: the scan stops there) and the

@@ -218,9 +218,26 @@ struct walker {
 	struct pathbuf path;
 	struct ext2_inode_large *inode;
 	size_t isize;
-	unsigned char *seen; /* directory inodes entered */
+	unsigned char *seen;  /* directory inodes entered */
+	unsigned char *given; /* inodes read (those met again are the library's to read) */
+	struct itable_window *win;
 	char msg[256];
 };
+
+/* Inode ino into w->inode, as ext2fs_read_inode_full reads it: from the inode table's chunk the
+ * first time (itable.c), from the library when met again (it may have been written since) or
+ * when the chunk cannot give it (the library then says why). */
+static errcode_t read_inode(struct walker *w, ext2_ino_t ino)
+{
+	unsigned char bit = (unsigned char)(1 << (ino % 8));
+	if (w->given[ino / 8] & bit)
+		return ext2fs_read_inode_full(w->fs, ino, (struct ext2_inode *)w->inode,
+					      (int)w->isize);
+	w->given[ino / 8] |= bit;
+	if (itable_window_read(w->win, ino, w->inode, w->isize))
+		return 0;
+	return ext2fs_read_inode_full(w->fs, ino, (struct ext2_inode *)w->inode, (int)w->isize);
+}
 
 static void wwarn(struct walker *w, const char *why)
 {
@@ -301,7 +318,7 @@ static int take_entry(struct walker *w, ext2_ino_t *inop)
 		wwarn(w, why);
 		return 0;
 	}
-	rc = ext2fs_read_inode_full(w->fs, ino, (struct ext2_inode *)w->inode, (int)w->isize);
+	rc = read_inode(w, ino);
 	if (rc) {
 		snprintf(w->msg, sizeof(w->msg), "cannot read inode %u: %s; skipped", ino,
 			 error_message(rc));
@@ -342,8 +359,7 @@ static int walk_root(struct walker *w, const char *mountpoint, errcode_t *rc)
 		strcpy(w->path.p, "/");
 		w->path.len = 1;
 	}
-	if ((*rc = ext2fs_read_inode_full(w->fs, EXT2_ROOT_INO, (struct ext2_inode *)w->inode,
-					  (int)w->isize)))
+	if ((*rc = read_inode(w, EXT2_ROOT_INO)))
 		return 0;
 	const char *why = bad_inode(w->fs, EXT2_ROOT_INO, w->inode, w->msg, sizeof(w->msg));
 	if (!why && !LINUX_S_ISDIR(w->inode->i_mode)) {
@@ -375,7 +391,9 @@ errcode_t walk_image(ext2_filsys fs, const char *mountpoint, walk_fn fn, walk_fn
 		w.isize = sizeof(struct ext2_inode_large);
 	w.inode = calloc(1, w.isize);
 	w.seen = calloc(fs->super->s_inodes_count / 8 + 1, 1);
-	if (!w.seen || !w.inode) {
+	w.given = calloc(fs->super->s_inodes_count / 8 + 1, 1);
+	w.win = itable_window_new(fs);
+	if (!w.seen || !w.given || !w.win || !w.inode) {
 		rc = ENOMEM;
 		goto out;
 	}
@@ -417,6 +435,8 @@ out:
 	free(w.stack);
 	free(w.path.p);
 	free(w.seen);
+	free(w.given);
+	itable_window_free(w.win);
 	free(w.inode);
 	return rc;
 }

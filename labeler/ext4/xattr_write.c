@@ -397,6 +397,42 @@ static errcode_t writable(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode
 	return 0;
 }
 
+/*
+ * An inode written alone, as ext2fs_write_inode_full writes it (its checksum set the same way,
+ * with the CPU's crc32c: inode_csum_set), but only its own bytes: the library reads the inode's
+ * block and writes it whole, which in place the overlay copies whole again, for every inode
+ * labeled. The library's inode cache is emptied, since its copy of the block (or of this inode)
+ * is older now. Where a channel cannot write bytes, or the library would refuse (its error
+ * then), the library writes it.
+ */
+static errcode_t write_inode_alone(struct xattr_ctx *x, ext2_ino_t ino,
+				   const struct ext2_inode_large *inode)
+{
+	ext2_filsys fs = x->fs;
+	size_t isize = EXT2_INODE_SIZE(fs->super);
+	ext2_ino_t ipg = fs->super->s_inodes_per_group;
+	blk64_t table = ext2fs_inode_table_loc(fs, (ino - 1) / ipg);
+	unsigned long long off = table * (unsigned long long)fs->blocksize +
+				 (unsigned long long)((ino - 1) % ipg) * isize;
+	bool big_endian = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+
+	if (big_endian || fs->write_inode || !(fs->flags & EXT2_FLAG_RW) || isize > x->isize ||
+	    !fs->io->manager->write_byte || !table || table < fs->super->s_first_data_block ||
+	    table + fs->inode_blocks_per_group - 1 >= ext2fs_blocks_count(fs->super) ||
+	    off != (unsigned long)off)
+		return ext2fs_write_inode_full(fs, ino, (struct ext2_inode *)inode, (int)x->isize);
+	struct ext2_inode_large *w = (struct ext2_inode_large *)x->ibuf;
+	memcpy(w, inode, isize);
+	inode_csum_set(fs, ino, w);
+	errcode_t rc = io_channel_write_byte(fs->io, (unsigned long)off, (int)isize, w);
+	ext2fs_flush_icache(fs);
+	if (rc == EXT2_ET_UNIMPLEMENTED)
+		return ext2fs_write_inode_full(fs, ino, (struct ext2_inode *)inode, (int)x->isize);
+	if (!rc)
+		fs->flags |= EXT2_FLAG_CHANGED;
+	return rc;
+}
+
 errcode_t xattr_set_label(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode_large *inode,
 			  const char *ctx)
 {
@@ -411,7 +447,7 @@ errcode_t xattr_set_label(struct xattr_ctx *x, ext2_ino_t ino, struct ext2_inode
 	/* nothing but (perhaps) the label, and that in the body: rewrite the body only */
 	if (!no_ibody && !others && !ext2fs_file_acl_block(x->fs, (struct ext2_inode *)inode) &&
 	    set_in_inode(x, ino, inode, ctx, len) == 0)
-		return ext2fs_write_inode_full(x->fs, ino, (struct ext2_inode *)inode, (int)x->isize);
+		return write_inode_alone(x, ino, inode);
 	return set_by_library(x, ino, "security.selinux", ctx, len);
 }
 
