@@ -16,6 +16,11 @@
 #   sparse_same A B         whether two (sparse) files are equal byte for byte, quickly
 #   same_fs A B             whether two images are equal byte for byte but for their journals'
 #                           blocks (a label in place passes through the journal, a copy's not)
+#   need_nogetxattrat       W=tests/nogetxattrat (the seccomp wrapper), built if stale, or skip
+#   need_tmpfs_labels       skip unless a tmpfs mounts here and keeps security.selinux
+#   track_mounts            $mounts lists what the test mounts; unmounted at exit, last first
+#   zz_policy FC            FC: refpolicy (or the host fixture) and the /zz specs of the tree
+#                           tests (a directory, symlinks, FIFOs, a hard link)
 # $IMGTOOL (written to $OUT/imgtool.py) reads images without fclabel: the tree from debugfs
 # (ls -p), inodes and extended attributes parsed from the raw image and cross-checked against
 # debugfs on a sample; `verify --before B --after A --fc FC ...` checks that A is B labeled.
@@ -28,6 +33,44 @@ PATH=$PATH:/usr/sbin:/sbin
 export PATH
 PY=python3
 IMGTOOL=$OUT/imgtool.py
+
+need_nogetxattrat() {
+	W=$TOP/tests/nogetxattrat
+	if [ ! -x "$W" ] || [ "$W" -ot "$TOP/tests/nogetxattrat.c" ]; then
+		make -s -C "$TOP" tests/nogetxattrat >"$OUT/build.log" 2>&1 ||
+			skip "cannot build tests/nogetxattrat: $(tail -n 1 "$OUT/build.log")"
+	fi
+}
+
+need_tmpfs_labels() {
+	mkdir -p "$OUT/probe"
+	mount -t tmpfs tmpfs "$OUT/probe" 2>"$OUT/probe.err" ||
+		skip "mount -t tmpfs does not work here: $(head -n 1 "$OUT/probe.err")"
+	: >"$OUT/probe/f"
+	setfattr -h -n security.selinux -v x "$OUT/probe/f" 2>"$OUT/probe.err" ||
+		{ umount "$OUT/probe"; skip "tmpfs here does not keep security.selinux: $(head -n 1 "$OUT/probe.err")"; }
+	umount "$OUT/probe"
+}
+
+track_mounts() {
+	mounts=$OUT/mounts
+	: >"$mounts"
+	trap 'tac "$mounts" 2>/dev/null | while read -r _m; do umount "$_m" 2>/dev/null; done' EXIT INT TERM
+}
+
+zz_policy() {
+	if [ -f "$SHARED/refpolicy/file_contexts" ]; then
+		cp "$SHARED/refpolicy/file_contexts" "$1"
+	else
+		cp "$TOP/fixtures/host-policy/file_contexts" "$1"
+	fi
+	cat >>"$1" <<'EOF'
+/zz(/.*)?	system_u:object_r:zz_t:s0
+/zz/.*	-l	system_u:object_r:zz_lnk_t:s0
+/zz/.*	-p	system_u:object_r:zz_fifo_t:s0
+/zz/hard	--	system_u:object_r:zz_hard_t:s0
+EOF
+}
 
 need_image_tools() {
 	[ -x "$FCLABEL" ] || skip "fclabel is not built ($FCLABEL): run make"

@@ -14,11 +14,7 @@
 [ "$(id -u)" = 0 ] || skip "needs root (security.* attributes)"
 [ -x "$FCLABEL" ] || skip "fclabel is not built ($FCLABEL): run make"
 command -v getfattr >/dev/null 2>&1 || skip "getfattr is not installed (Debian package attr)"
-W=$TOP/tests/nogetxattrat
-if [ ! -x "$W" ] || [ "$W" -ot "$TOP/tests/nogetxattrat.c" ]; then
-	make -s -C "$TOP" tests/nogetxattrat >"$OUT/build.log" 2>&1 ||
-		skip "cannot build tests/nogetxattrat: $(tail -n 1 "$OUT/build.log")"
-fi
+need_nogetxattrat
 cd "$OUT" || exit 1
 : >probe
 setfattr -n security.selinux -v x probe 2>/dev/null || skip "$OUT's file system keeps no security.selinux"
@@ -29,17 +25,7 @@ esac
 expect_eq "the filter makes getxattrat answer ENOSYS" "$p" ENOSYS
 
 FC=$OUT/fc
-if [ -f "$SHARED/refpolicy/file_contexts" ]; then
-	cp "$SHARED/refpolicy/file_contexts" "$FC"
-else
-	cp "$TOP/fixtures/host-policy/file_contexts" "$FC"
-fi
-cat >>"$FC" <<'EOF'
-/zz(/.*)?	system_u:object_r:zz_t:s0
-/zz/.*	-l	system_u:object_r:zz_lnk_t:s0
-/zz/.*	-p	system_u:object_r:zz_fifo_t:s0
-/zz/hard	--	system_u:object_r:zz_hard_t:s0
-EOF
+zz_policy "$FC"
 base=$OUT/base
 mkdir -p "$base"
 host_tree "$base" 3000

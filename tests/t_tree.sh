@@ -22,18 +22,8 @@ command -v "$PY" >/dev/null 2>&1 || skip "python3 is not installed"
 [ -x "$FCLABEL" ] || skip "fclabel is not built ($FCLABEL): run make"
 [ -r /proc/self/fd ] || skip "/proc is not mounted"
 cd "$OUT" || exit 1
-mkdir -p probe
-mount -t tmpfs tmpfs probe 2>probe.err || skip "mount -t tmpfs does not work here: $(head -n 1 probe.err)"
-: >probe/f
-setfattr -h -n security.selinux -v x probe/f 2>probe.err ||
-	{ umount probe; skip "tmpfs here does not keep security.selinux: $(head -n 1 probe.err)"; }
-umount probe
-mounts=$OUT/mounts
-: >"$mounts"
-cleanup() {
-	tac "$mounts" 2>/dev/null | while read -r m; do umount "$m" 2>/dev/null; done
-}
-trap cleanup EXIT INT TERM
+need_tmpfs_labels
+track_mounts
 start=$(date +%s)
 
 # ---- the policy: refpolicy (or a small one) plus the lines for /ttest

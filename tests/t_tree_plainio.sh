@@ -19,24 +19,10 @@
 command -v getfattr >/dev/null 2>&1 || skip "getfattr is not installed (Debian package attr)"
 command -v mke2fs >/dev/null 2>&1 || skip "mke2fs is not installed (Debian package e2fsprogs)"
 [ -r /proc/self/fd ] || skip "/proc is not mounted"
-W=$TOP/tests/nogetxattrat
-if [ ! -x "$W" ] || [ "$W" -ot "$TOP/tests/nogetxattrat.c" ]; then
-	make -s -C "$TOP" tests/nogetxattrat >"$OUT/build.log" 2>&1 ||
-		skip "cannot build tests/nogetxattrat: $(tail -n 1 "$OUT/build.log")"
-fi
+need_nogetxattrat
 cd "$OUT" || exit 1
-mounts=$OUT/mounts
-: >"$mounts"
-cleanup() {
-	tac "$mounts" 2>/dev/null | while read -r m; do umount "$m" 2>/dev/null; done
-}
-trap cleanup EXIT INT TERM
-mkdir -p probe
-mount -t tmpfs tmpfs probe 2>probe.err || skip "mount -t tmpfs does not work here: $(head -n 1 probe.err)"
-: >probe/f
-setfattr -h -n security.selinux -v x probe/f 2>probe.err ||
-	{ umount probe; skip "tmpfs here does not keep security.selinux: $(head -n 1 probe.err)"; }
-umount probe
+track_mounts
+need_tmpfs_labels
 old=yes
 case $("$W" --probe 2>&1) in
 ENOSYS) ;;
@@ -44,16 +30,8 @@ ENOSYS) ;;
 esac
 
 FC=$OUT/fc
-if [ -f "$SHARED/refpolicy/file_contexts" ]; then
-	cp "$SHARED/refpolicy/file_contexts" "$FC"
-else
-	cp "$TOP/fixtures/host-policy/file_contexts" "$FC"
-fi
+zz_policy "$FC"
 cat >>"$FC" <<'EOF'
-/zz(/.*)?	system_u:object_r:zz_t:s0
-/zz/.*	-l	system_u:object_r:zz_lnk_t:s0
-/zz/.*	-p	system_u:object_r:zz_fifo_t:s0
-/zz/hard	--	system_u:object_r:zz_hard_t:s0
 /zz/inner(/.*)?	system_u:object_r:zz_inner_t:s0
 /zz/(src|bind)(/.*)?	system_u:object_r:zz_bind_t:s0
 EOF
