@@ -24,6 +24,22 @@ reports_valid() {
 	"$_py" -c 'import jsonschema' 2>/dev/null || _py=/usr/bin/python3
 	"$_py" "$TOP/tests/validate_reports.py" "$TOP/man/fclabel-report.schema.json" -f "$@" 2>&1 | tail -n 1
 }
+# unit_run PROG MIN [ARG...]: a C unit-test program of tests/ (built if missing) that prints one
+# "ok"/"FAIL" line a check and exits non-zero on a failure: its lines shown, and fewer than MIN
+# "ok" lines (checks that did not run), any FAIL line or its exit status each count as a failure
+unit_run() {
+	_prog=$1 _min=$2
+	shift 2
+	[ -x "$TOP/tests/$_prog" ] || make -s -C "$TOP" "tests/$_prog" >/dev/null 2>&1 ||
+		skip "cannot build tests/$_prog"
+	"$TOP/tests/$_prog" "$@" >"$OUT/unit.out" 2>"$OUT/unit.err"
+	_rc=$?
+	cat "$OUT/unit.out"
+	_n=$(grep -c '^ok' "$OUT/unit.out")
+	[ "$_n" -ge "$_min" ] || bad "only $_n checks of $_prog passed (at least $_min expected)"
+	grep -q '^FAIL' "$OUT/unit.out" && bad "$(grep -c '^FAIL' "$OUT/unit.out") check(s) of $_prog failed"
+	[ "$_rc" -eq 0 ] || { cat "$OUT/unit.err"; bad "$_prog exited $_rc"; }
+}
 finish() { [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }; exit 0; }
 need_oracle() {
 	if [ ! -x "$ORACLE" ]; then
