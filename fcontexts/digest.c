@@ -271,15 +271,13 @@ static const struct fc_dindex *get_index(const struct fc_set *cset)
 /* ---- per-thread scratch: nothing is allocated per digest once it has grown ---- */
 
 struct dscratch {
+	pcre2_match_data *md; /* first: fc_scratch_new makes it */
 	char *key[2];
 	size_t keycap;
 	uint64_t *bits; /* one bit per rank: the spec matches */
 	size_t nwords;
-	pcre2_match_data *md;
 };
 
-static pthread_key_t scratch_key;
-static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
 static __thread struct dscratch *tls;
 
 static void scratch_free(void *p)
@@ -293,11 +291,6 @@ static void scratch_free(void *p)
 	free(s->bits);
 	pcre2_match_data_free(s->md);
 	free(s);
-}
-
-static void scratch_init_key(void)
-{
-	pthread_key_create(&scratch_key, scratch_free);
 }
 
 static bool grow(void **p, size_t size)
@@ -314,17 +307,9 @@ static struct dscratch *scratch_get(size_t keylen, size_t nwords)
 	struct dscratch *s = tls;
 
 	if (!s) {
-		pthread_once(&scratch_once, scratch_init_key);
-		s = calloc(1, sizeof(*s));
-		if (!s)
+		if (!(s = fc_scratch_new(FC_SCRATCH_DIGEST, sizeof(*s), scratch_free)))
 			return NULL;
-		s->md = pcre2_match_data_create(1, NULL);
-		if (!s->md) {
-			free(s);
-			return NULL;
-		}
 		tls = s;
-		pthread_setspecific(scratch_key, s);
 	}
 	if (keylen > s->keycap) {
 		size_t cap = keylen < 256 ? 256 : keylen * 2;

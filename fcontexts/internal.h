@@ -302,4 +302,10 @@ static inline bool fc_class_ok(unsigned spec_class, unsigned key_class)
 	return spec_class == 0 || key_class == 0 || spec_class == key_class;
 }
 
+/* Per-thread scratch (scratch.c). Each kind is a struct whose first member is a
+ * pcre2_match_data *: fc_scratch_new makes it zeroed with that match data, on the calling
+ * thread's first use, and destroy frees it (the match data included) when the thread ends. */
+enum fc_scratch_kind { FC_SCRATCH_LOOKUP, FC_SCRATCH_DIGEST, FC_SCRATCH_KINDS };
+void *fc_scratch_new(enum fc_scratch_kind kind, size_t size, void (*destroy)(void *));
+
 #endif

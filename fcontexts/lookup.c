@@ -10,9 +10,9 @@
 /* ---- per-thread scratch: nothing is allocated per lookup once these have grown ---- */
 
 struct scratch {
+	pcre2_match_data *md; /* first: fc_scratch_new makes it */
 	char *buf[2];
 	size_t cap;
-	pcre2_match_data *md;
 	/* the byte pairs of the last key's directory part (up to its last '/'): the next key of
 	 * a walk is most often in the same directory, and hashing the pairs of a whole key of
 	 * tens of bytes was a third of a lookup */
@@ -21,8 +21,6 @@ struct scratch {
 	uint64_t dirpairs[4];
 };
 
-static pthread_key_t scratch_key;
-static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
 static __thread struct scratch *tls;
 
 static void scratch_free(void *p)
@@ -37,27 +35,14 @@ static void scratch_free(void *p)
 	free(s);
 }
 
-static void scratch_init_key(void)
-{
-	pthread_key_create(&scratch_key, scratch_free);
-}
-
 static struct scratch *scratch_get(size_t need)
 {
 	struct scratch *s = tls;
 
 	if (!s) {
-		pthread_once(&scratch_once, scratch_init_key);
-		s = calloc(1, sizeof(*s));
-		if (!s)
+		if (!(s = fc_scratch_new(FC_SCRATCH_LOOKUP, sizeof(*s), scratch_free)))
 			return NULL;
-		s->md = pcre2_match_data_create(1, NULL);
-		if (!s->md) {
-			free(s);
-			return NULL;
-		}
 		tls = s;
-		pthread_setspecific(scratch_key, s);
 	}
 	if (need > s->cap) {
 		size_t cap = need < 256 ? 256 : need * 2;
