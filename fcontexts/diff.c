@@ -18,9 +18,15 @@ struct fc_diff {
 	const struct fc_set *old, *new;
 	struct fc_change *v;
 	size_t n;
-	/* the specs outside the common subsequence, from both sides */
+	/* the specs outside the common subsequence, from both sides (the old side's first:
+	 * nchanged_old of them) */
 	const struct spec **changed;
-	size_t nchanged;
+	size_t nchanged, nchanged_old;
+	/* copies of the changed specs of a compare-only set, shaped (shape_changed), and the
+	 * text their prefixes point into */
+	struct spec *own;
+	size_t nown;
+	char *owntext;
 	bool everything; /* substitutions differ, or the diff was too large: no pruning */
 	pcre2_match_data *md;
 };
@@ -141,7 +147,41 @@ static int add_change(struct fc_diff *d, enum fc_change_kind kind, const struct 
 	return 0;
 }
 
-int fc_diff(const fc_set *old, const fc_set *new, struct fc_diff **out)
+/*
+ * A compare-only set's specs are not shaped (FC_COMPARE_ONLY): its changed ones are, here, in
+ * copies the diff keeps, and their regexes checked as a load checks them. Its unchanged ones
+ * need neither: each is the same as a spec of the other side.
+ */
+static int shape_changed(struct fc_diff *d, struct fc_error *err)
+{
+	size_t room = 0, used = 0, n = 0;
+	int rc;
+
+	for (size_t i = 0; i < d->nchanged; i++) {
+		const struct fc_set *from = i < d->nchanged_old ? d->old : d->new;
+		if (from->compare_only) {
+			room += fc_shape_room(d->changed[i]);
+			n++;
+		}
+	}
+	if (!n)
+		return 0;
+	if (!(d->own = calloc(n, sizeof(*d->own))) || !(d->owntext = malloc(room + 1)))
+		return ENOMEM;
+	for (size_t i = 0; i < d->nchanged; i++) {
+		const struct fc_set *from = i < d->nchanged_old ? d->old : d->new;
+		if (!from->compare_only)
+			continue;
+		struct spec *s = &d->own[d->nown++];
+		*s = *d->changed[i];
+		d->changed[i] = s;
+		if ((rc = fc_shape_spec(s, d->owntext + used, &used, err)))
+			return rc;
+	}
+	return 0;
+}
+
+int fc_diff(const fc_set *old, const fc_set *new, struct fc_diff **out, struct fc_error *err)
 {
 	struct fc_diff *d = calloc(1, sizeof(*d));
 	size_t n = old->nspecs, m = new->nspecs;
@@ -208,6 +248,7 @@ int fc_diff(const fc_set *old, const fc_set *new, struct fc_diff **out)
 		if ((rc = add_change(d, kind, o, pair)))
 			goto fail;
 	}
+	d->nchanged_old = d->nchanged;
 	for (size_t j = 0; j < m; j++) {
 		if (in_b[j])
 			continue;
@@ -215,6 +256,8 @@ int fc_diff(const fc_set *old, const fc_set *new, struct fc_diff **out)
 		if (!used[j] && (rc = add_change(d, FC_ADDED, NULL, &new->specs[j])))
 			goto fail;
 	}
+	if ((rc = shape_changed(d, err)))
+		goto fail;
 	free(ka);
 	free(kb);
 	free(in_a);
@@ -238,6 +281,10 @@ void fc_diff_free(struct fc_diff *d)
 		return;
 	free(d->v);
 	free(d->changed);
+	for (size_t i = 0; i < d->nown; i++)
+		pcre2_code_free(d->own[i].re);
+	free(d->own);
+	free(d->owntext);
 	pcre2_match_data_free(d->md);
 	free(d);
 }

@@ -267,7 +267,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const char *gfiles[1] = { gpath };
 		if (fc_load_opts(&gset, gfiles, 1, &gopts, &err) == 0) {
 			struct fc_diff *d = NULL;
-			rc = fc_diff(set, gset, &d);
+			rc = fc_diff(set, gset, &d, NULL);
 			if (rc == 0) {
 				size_t nc = fc_diff_count(d);
 				for (size_t i = 0; i < nc; i++) {
