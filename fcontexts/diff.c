@@ -196,19 +196,35 @@ int fc_diff(const fc_set *old, const fc_set *new, struct fc_diff **out, struct f
 	d->md = pcre2_match_data_create(1, NULL);
 	if (!d->md)
 		goto fail;
-	for (size_t i = 0; i < n; i++)
+	/* An edit leaves most of a policy as it was, before and after it: the common head and tail
+	 * are compared as they are (one pass, no keys), and only what lies between is diffed. Some
+	 * longest common subsequence holds them both. */
+	size_t head = 0, tail = 0;
+	while (head < n && head < m && same_spec(&old->specs[head], &new->specs[head])) {
+		in_a[head] = in_b[head] = true;
+		head++;
+	}
+	while (tail < n - head && tail < m - head &&
+	       same_spec(&old->specs[n - 1 - tail], &new->specs[m - 1 - tail])) {
+		in_a[n - 1 - tail] = in_b[m - 1 - tail] = true;
+		tail++;
+	}
+	for (size_t i = head; i < n - tail; i++)
 		ka[i] = key_of(&old->specs[i]);
-	for (size_t j = 0; j < m; j++)
+	for (size_t j = head; j < m - tail; j++)
 		kb[j] = key_of(&new->specs[j]);
-	rc = myers(ka, n, kb, m, in_a, in_b, 20000);
+	rc = myers(ka + head, n - head - tail, kb + head, m - head - tail, in_a + head, in_b + head,
+		   20000);
 	if (rc == E2BIG) {
 		d->everything = true;
+		memset(in_a, 0, n);
+		memset(in_b, 0, m);
 		rc = 0;
 	}
 	if (rc)
 		goto fail;
-	/* a hash collision must not hide a change: verify the common pairs */
-	for (size_t i = 0, j = 0; i < n && j < m;) {
+	/* a hash collision must not hide a change: verify the common pairs between */
+	for (size_t i = head, j = head; i < n - tail && j < m - tail;) {
 		if (!in_a[i]) { i++; continue; }
 		if (!in_b[j]) { j++; continue; }
 		if (!same_spec(&old->specs[i], &new->specs[j]))
