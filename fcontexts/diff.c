@@ -18,9 +18,15 @@ struct fc_diff {
 	const struct fc_set *old, *new;
 	struct fc_change *v;
 	size_t n;
-	/* the specs outside the common subsequence, from both sides */
+	/* the specs outside the common subsequence, from both sides (the old side's first:
+	 * nchanged_old of them) */
 	const struct spec **changed;
-	size_t nchanged;
+	size_t nchanged, nchanged_old;
+	/* copies of the changed specs of a compare-only set, shaped (shape_changed), and the
+	 * text their prefixes point into */
+	struct spec *own;
+	size_t nown;
+	char *owntext;
 	bool everything; /* substitutions differ, or the diff was too large: no pruning */
 	pcre2_match_data *md;
 };
@@ -141,7 +147,41 @@ static int add_change(struct fc_diff *d, enum fc_change_kind kind, const struct 
 	return 0;
 }
 
-int fc_diff(const fc_set *old, const fc_set *new, struct fc_diff **out)
+/*
+ * A compare-only set's specs are not shaped (FC_COMPARE_ONLY): its changed ones are, here, in
+ * copies the diff keeps, and their regexes checked as a load checks them. Its unchanged ones
+ * need neither: each is the same as a spec of the other side.
+ */
+static int shape_changed(struct fc_diff *d, struct fc_error *err)
+{
+	size_t room = 0, used = 0, n = 0;
+	int rc;
+
+	for (size_t i = 0; i < d->nchanged; i++) {
+		const struct fc_set *from = i < d->nchanged_old ? d->old : d->new;
+		if (from->compare_only) {
+			room += fc_shape_room(d->changed[i]);
+			n++;
+		}
+	}
+	if (!n)
+		return 0;
+	if (!(d->own = calloc(n, sizeof(*d->own))) || !(d->owntext = malloc(room + 1)))
+		return ENOMEM;
+	for (size_t i = 0; i < d->nchanged; i++) {
+		const struct fc_set *from = i < d->nchanged_old ? d->old : d->new;
+		if (!from->compare_only)
+			continue;
+		struct spec *s = &d->own[d->nown++];
+		*s = *d->changed[i];
+		d->changed[i] = s;
+		if ((rc = fc_shape_spec(s, d->owntext + used, &used, err)))
+			return rc;
+	}
+	return 0;
+}
+
+int fc_diff(const fc_set *old, const fc_set *new, struct fc_diff **out, struct fc_error *err)
 {
 	struct fc_diff *d = calloc(1, sizeof(*d));
 	size_t n = old->nspecs, m = new->nspecs;
@@ -156,19 +196,35 @@ int fc_diff(const fc_set *old, const fc_set *new, struct fc_diff **out)
 	d->md = pcre2_match_data_create(1, NULL);
 	if (!d->md)
 		goto fail;
-	for (size_t i = 0; i < n; i++)
+	/* An edit leaves most of a policy as it was, before and after it: the common head and tail
+	 * are compared as they are (one pass, no keys), and only what lies between is diffed. Some
+	 * longest common subsequence holds them both. */
+	size_t head = 0, tail = 0;
+	while (head < n && head < m && same_spec(&old->specs[head], &new->specs[head])) {
+		in_a[head] = in_b[head] = true;
+		head++;
+	}
+	while (tail < n - head && tail < m - head &&
+	       same_spec(&old->specs[n - 1 - tail], &new->specs[m - 1 - tail])) {
+		in_a[n - 1 - tail] = in_b[m - 1 - tail] = true;
+		tail++;
+	}
+	for (size_t i = head; i < n - tail; i++)
 		ka[i] = key_of(&old->specs[i]);
-	for (size_t j = 0; j < m; j++)
+	for (size_t j = head; j < m - tail; j++)
 		kb[j] = key_of(&new->specs[j]);
-	rc = myers(ka, n, kb, m, in_a, in_b, 20000);
+	rc = myers(ka + head, n - head - tail, kb + head, m - head - tail, in_a + head, in_b + head,
+		   20000);
 	if (rc == E2BIG) {
 		d->everything = true;
+		memset(in_a, 0, n);
+		memset(in_b, 0, m);
 		rc = 0;
 	}
 	if (rc)
 		goto fail;
-	/* a hash collision must not hide a change: verify the common pairs */
-	for (size_t i = 0, j = 0; i < n && j < m;) {
+	/* a hash collision must not hide a change: verify the common pairs between */
+	for (size_t i = head, j = head; i < n - tail && j < m - tail;) {
 		if (!in_a[i]) { i++; continue; }
 		if (!in_b[j]) { j++; continue; }
 		if (!same_spec(&old->specs[i], &new->specs[j]))
@@ -208,6 +264,7 @@ int fc_diff(const fc_set *old, const fc_set *new, struct fc_diff **out)
 		if ((rc = add_change(d, kind, o, pair)))
 			goto fail;
 	}
+	d->nchanged_old = d->nchanged;
 	for (size_t j = 0; j < m; j++) {
 		if (in_b[j])
 			continue;
@@ -215,6 +272,8 @@ int fc_diff(const fc_set *old, const fc_set *new, struct fc_diff **out)
 		if (!used[j] && (rc = add_change(d, FC_ADDED, NULL, &new->specs[j])))
 			goto fail;
 	}
+	if ((rc = shape_changed(d, err)))
+		goto fail;
 	free(ka);
 	free(kb);
 	free(in_a);
@@ -238,6 +297,10 @@ void fc_diff_free(struct fc_diff *d)
 		return;
 	free(d->v);
 	free(d->changed);
+	for (size_t i = 0; i < d->nown; i++)
+		pcre2_code_free(d->own[i].re);
+	free(d->own);
+	free(d->owntext);
 	pcre2_match_data_free(d->md);
 	free(d);
 }

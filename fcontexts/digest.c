@@ -543,7 +543,7 @@ static int digest_walk(const fc_set *set, const char *dir, int (*fn)(const struc
 	bool exact;
 
 	*count = 0;
-	if (!dir || dir[0] != '/')
+	if (!dir || dir[0] != '/' || set->compare_only)
 		return EINVAL;
 	d = get_index(set);
 	dlen = strlen(dir);

@@ -26,6 +26,11 @@ enum {
 	FC_NO_DUPS = 1 << 1,
 	/* With one file: do not apply FILE.subs and FILE.subs_dist. */
 	FC_NO_SUBS = 1 << 2,
+	/* The set is only compared, as fc_diff's old side: no lookup index is built (most of a
+	 * load's time), and its regexes are not checked at load (fc_diff checks those of the
+	 * specs that changed: the others are the new set's). fc_lookup, fc_explain, fc_digest
+	 * and fc_digest_explain answer EINVAL on it, fc_spec_prefix NULL. */
+	FC_COMPARE_ONLY = 1 << 3,
 };
 
 /* Where and why a load failed. */
@@ -69,7 +74,7 @@ struct fc_buf {
 /*
  * Load file_contexts held in memory, in order, as fc_load reads several files: each buffer as it
  * is, and nothing beside it (no NAME.bin, .homedirs, .local, .subs or .subs_dist: there is no
- * file to look beside). flags: FC_NO_DUPS; the others do not apply. The set copies what it keeps:
+ * file to look beside). flags: FC_NO_DUPS, FC_COMPARE_ONLY; the others do not apply. The set copies what it keeps:
  * the buffers may be freed once it returns. Errors name the buffer's name, line and column.
  */
 int fc_load_bufs(fc_set **out, const struct fc_buf *bufs, size_t nbufs, unsigned flags,
@@ -139,8 +144,10 @@ struct fc_change {
 
 struct fc_diff;
 /* Compares two sets with a longest-common-subsequence diff of their spec lists, keyed by regex,
- * type and context. Both sets must outlive the diff. */
-int fc_diff(const fc_set *old, const fc_set *new, struct fc_diff **out);
+ * type and context. Both sets must outlive the diff. Either may be FC_COMPARE_ONLY: its
+ * changed specs' regexes are then checked here (EINVAL, err naming the file, line and column,
+ * as a load would; err may be NULL). */
+int fc_diff(const fc_set *old, const fc_set *new, struct fc_diff **out, struct fc_error *err);
 void fc_diff_free(struct fc_diff *d);
 size_t fc_diff_count(const struct fc_diff *d);
 const struct fc_change *fc_diff_at(const struct fc_diff *d, size_t i);

@@ -426,6 +426,64 @@ static uint8_t fast_form(const struct spec *s, size_t rl)
 	return form;
 }
 
+size_t fc_shape_room(const struct spec *s)
+{
+	return 2 * strlen(s->pub.regex) + 4;
+}
+
+int fc_shape_spec(struct spec *s, char *p, size_t *used, struct fc_error *err)
+{
+	struct regex_shape sh;
+	size_t plen;
+	size_t rl = strlen(s->pub.regex), reqlen;
+	char *req = p + rl + 2;
+
+	if (s->shaped) {
+		sh.meta = s->meta34;
+		sh.stem_len = s->stem34;
+		fc_scan_regex_shaped(s->pub.regex, &sh, p, &plen, req, &reqlen);
+	} else {
+		fc_scan_regex(s->pub.regex, &sh, p, &plen, req, &reqlen);
+	}
+	s->kind = !sh.meta ? (sh.literal ? SK_LITERAL : SK_PLAINRE) : SK_REGEX;
+	s->q = p;
+	s->qlen = plen;
+	if (sh.stem_len) {
+		/* 3.4 tries a spec with a stem S only for keys whose stem is S: keys that
+		 * start with S "/". Fold that into the required prefix. */
+		const char *stem = s->pub.regex;
+		size_t sl = sh.stem_len;
+		size_t common = plen < sl + 1 ? plen : sl + 1;
+		bool agree = memcmp(p, stem, common < sl ? common : sl) == 0 &&
+			     (common <= sl || p[sl] == '/');
+		if (!agree) {
+			s->dead = true;
+		} else if (plen < sl + 1) {
+			memcpy(p, stem, sl);
+			p[sl] = '/';
+			s->qlen = sl + 1;
+			if (s->kind == SK_LITERAL)
+				s->dead = true; /* the literal is shorter than its own stem */
+		}
+	}
+	p[s->qlen] = 0;
+	s->reqlen = reqlen;
+	s->reqfrom = plen;
+	fc_pairs(req, reqlen, s->pairs);
+	req[reqlen] = 0;
+	/* the scan had room for the longest prefix and run; they keep only what they hold
+	 * (the arena's huge pages are cleared whole: refpolicy's index then fits in one) */
+	s->req = memmove(p + s->qlen + 1, req, reqlen + 1);
+	*used += s->qlen + reqlen + 2;
+	if (s->kind == SK_LITERAL) {
+		s->lit = s->q;
+		s->litlen = s->qlen;
+		return 0;
+	}
+	s->form = fast_form(s, rl);
+	return fc_regex_surely_compiles(s->pub.regex) ? 0 : compile_one(s, err);
+}
+
 int fc_build_index(struct fc_set *set, struct fc_error *err)
 {
 	size_t total = 0, nlit = 0, used = 0;
@@ -434,66 +492,21 @@ int fc_build_index(struct fc_set *set, struct fc_error *err)
 	int rc;
 
 	for (size_t i = 0; i < set->nspecs; i++)
-		total += 2 * strlen(set->specs[i].pub.regex) + 4;
+		total += fc_shape_room(&set->specs[i]);
 	arena = fc_balloc(set, total + 1, 1);
 	if (!arena)
 		return ENOMEM;
 
 	for (size_t i = 0; i < set->nspecs; i++) {
 		struct spec *s = &set->specs[i];
-		struct regex_shape sh;
-		size_t plen;
-		char *p = arena + used;
 
-		size_t rl = strlen(s->pub.regex), reqlen;
-		char *req = p + rl + 2;
-		if (s->shaped) {
-			sh.meta = s->meta34;
-			sh.stem_len = s->stem34;
-			fc_scan_regex_shaped(s->pub.regex, &sh, p, &plen, req, &reqlen);
-		} else {
-			fc_scan_regex(s->pub.regex, &sh, p, &plen, req, &reqlen);
-		}
-		s->kind = !sh.meta ? (sh.literal ? SK_LITERAL : SK_PLAINRE) : SK_REGEX;
-		s->q = p;
-		s->qlen = plen;
-		if (sh.stem_len) {
-			/* 3.4 tries a spec with a stem S only for keys whose stem is S: keys that
-			 * start with S "/". Fold that into the required prefix. */
-			const char *stem = s->pub.regex;
-			size_t sl = sh.stem_len;
-			size_t common = plen < sl + 1 ? plen : sl + 1;
-			bool agree = memcmp(p, stem, common < sl ? common : sl) == 0 &&
-				     (common <= sl || p[sl] == '/');
-			if (!agree) {
-				s->dead = true;
-			} else if (plen < sl + 1) {
-				memcpy(p, stem, sl);
-				p[sl] = '/';
-				s->qlen = sl + 1;
-				if (s->kind == SK_LITERAL)
-					s->dead = true; /* the literal is shorter than its own stem */
-			}
-		}
-		p[s->qlen] = 0;
-		s->reqlen = reqlen;
-		s->reqfrom = plen;
-		fc_pairs(req, reqlen, s->pairs);
-		req[reqlen] = 0;
-		/* the scan had room for the longest prefix and run; they keep only what they hold
-		 * (the arena's huge pages are cleared whole: refpolicy's index then fits in one) */
-		s->req = memmove(p + s->qlen + 1, req, reqlen + 1);
-		used += s->qlen + reqlen + 2;
+		if ((rc = fc_shape_spec(s, arena + used, &used, err)))
+			return rc;
 		if (s->kind == SK_LITERAL) {
-			s->lit = s->q;
-			s->litlen = s->qlen;
 			s->tier_pos = pos_plain++;
 			if (!s->dead)
 				nlit++;
 		} else {
-			if (!fc_regex_surely_compiles(s->pub.regex) && (rc = compile_one(s, err)))
-				return rc;
-			s->form = fast_form(s, rl);
 			s->tier_pos = s->kind == SK_PLAINRE ? pos_plain++ : pos_regex++;
 		}
 	}

@@ -136,6 +136,7 @@ struct fc_set {
 	struct tier plain, regex;
 	pthread_mutex_t lock; /* guards lazy chunk building */
 	char *warning;        /* what loading worked around (fc_load_warning), or NULL */
+	bool compare_only;    /* FC_COMPARE_ONLY: no index; the specs are not shaped */
 	/* digest.c: built by the first fc_digest under lock; one block kept in bufs */
 	_Atomic(struct fc_dindex *) dindex;
 };
@@ -227,6 +228,11 @@ bool fc_regex_surely_compiles(const char *re);
 
 /* index.c */
 int fc_build_index(struct fc_set *set, struct fc_error *err);
+/* What the index derives from one spec alone (kind, q, lit, req, dead, form), into p: room
+ * for fc_shape_room(s) bytes, of which it takes what *used grows by. A regex that might not
+ * compile is compiled: EINVAL with err naming its file, line and column. */
+size_t fc_shape_room(const struct spec *s);
+int fc_shape_spec(struct spec *s, char *p, size_t *used, struct fc_error *err);
 /* A non-literal spec's compiled regex, compiled now if it was left for later (safe from any
  * thread); NULL only when out of memory. */
 pcre2_code *fc_code(const struct spec *s);

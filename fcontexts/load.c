@@ -161,7 +161,7 @@ static int build_orders(struct fc_set *set)
 }
 
 /* A new, empty set for a load of n files: 0, EINVAL (none: err says so) or ENOMEM. */
-static int set_new(size_t n, struct fc_set **set, struct fc_error *err)
+static int set_new(size_t n, unsigned flags, struct fc_set **set, struct fc_error *err)
 {
 	if (err)
 		memset(err, 0, sizeof(*err));
@@ -172,6 +172,7 @@ static int set_new(size_t n, struct fc_set **set, struct fc_error *err)
 	if (!(*set = calloc(1, sizeof(**set))))
 		return ENOMEM;
 	pthread_mutex_init(&(*set)->lock, NULL);
+	(*set)->compare_only = flags & FC_COMPARE_ONLY;
 	return 0;
 }
 
@@ -180,9 +181,9 @@ static int set_done(struct fc_set *set, int rc, fc_set **out, struct fc_error *e
 {
 	fc_index_subs(&set->subs);
 	fc_index_subs(&set->dist);
-	if (!rc)
+	if (!rc && !set->compare_only)
 		rc = fc_build_index(set, err);
-	if (!rc)
+	if (!rc && !set->compare_only)
 		rc = build_orders(set);
 	if (rc) {
 		if (rc == ENOMEM && err && !err->msg[0])
@@ -199,7 +200,7 @@ int fc_load_opts(fc_set **out, const char *const *files, size_t nfiles,
 {
 	struct fc_set *set;
 	unsigned flags = opts ? opts->flags : 0;
-	int rc = set_new(nfiles, &set, err);
+	int rc = set_new(nfiles, flags, &set, err);
 
 	if (rc)
 		return rc;
@@ -257,7 +258,7 @@ int fc_load_bufs(fc_set **out, const struct fc_buf *bufs, size_t nbufs, unsigned
 		 struct fc_error *err)
 {
 	struct fc_set *set;
-	int rc = set_new(nbufs, &set, err);
+	int rc = set_new(nbufs, flags, &set, err);
 
 	if (rc)
 		return rc;

@@ -345,7 +345,7 @@ int fc_lookup(const fc_set *set, const char *path, mode_t mode, struct fc_result
 	res->context = NULL;
 	res->spec = NULL;
 	res->match_error = 0;
-	if (!path)
+	if (!path || set->compare_only)
 		return EINVAL;
 	if ((rc = make_key(set, path, &s, &key, &len)))
 		return rc;
@@ -389,7 +389,7 @@ int fc_explain(const fc_set *set, const char *path, mode_t mode,
 	size_t len;
 	int rc;
 
-	if (!path)
+	if (!path || set->compare_only)
 		return EINVAL;
 	if ((rc = make_key(set, path, &s, &key, &len)))
 		return rc;

@@ -141,10 +141,13 @@ int32_t imgfmt_journal_errno(const struct imgfmt_journal *j);
 /* The most blocks one transaction can log. */
 uint32_t imgfmt_journal_capacity(const struct imgfmt_journal *j);
 /* One transaction: the n blocks blks[] (data(arg, i) their contents), logged and committed,
- * each step on disk before the next when sync. Not written to their places. */
+ * each step on disk before the next when sync. Not written to their places. The log's blocks
+ * are gathered in run (runlen bytes, at least a block), one write a run: the caller's, so that
+ * its writes to the blocks' places gather in the same pages (a fresh buffer's pages each cost
+ * a fault: about 120 of a relabel that commits 124 blocks). */
 errcode_t imgfmt_journal_commit(struct imgfmt_journal *j, const uint64_t *blks, size_t n,
 				const char *(*data)(void *arg, size_t i), void *arg, int64_t now,
-				bool sync);
+				bool sync, char *run, size_t runlen);
 /* Marks the log empty. */
 errcode_t imgfmt_journal_reset(struct imgfmt_journal *j, bool sync);
 /* Replays the log as a mount does: put(arg, blk, data) for each block of each committed

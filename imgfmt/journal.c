@@ -277,10 +277,10 @@ static void put_tag(const struct imgfmt_journal *j, char *t, uint64_t blk, unsig
 struct logw {
 	struct imgfmt_journal *j;
 	char *buf;
+	size_t max;     /* the blocks buf holds */
 	uint32_t first; /* the journal block buf starts at */
 	size_t n;
 };
-enum { LOGW_RUN = 256 };
 
 static errcode_t logw_flush(struct logw *w)
 {
@@ -297,7 +297,7 @@ static errcode_t logw_put(struct logw *w, uint32_t at, const char *data)
 	errcode_t rc;
 	if (at >= j->len)
 		return EXT2_ET_JOURNAL_TOO_SMALL;
-	if (w->n && (w->n == LOGW_RUN || at != w->first + w->n ||
+	if (w->n && (w->n == w->max || at != w->first + w->n ||
 		     j->map[at] != j->map[w->first] + w->n) && (rc = logw_flush(w)))
 		return rc;
 	if (!w->n)
@@ -320,12 +320,12 @@ static const char *logged_form(struct imgfmt_journal *j, const char *src, bool *
 
 errcode_t imgfmt_journal_commit(struct imgfmt_journal *j, const uint64_t *blks, size_t n,
 				const char *(*data)(void *arg, size_t i), void *arg, int64_t now,
-				bool sync)
+				bool sync, char *run, size_t runlen)
 {
 	size_t per = tags_per_descriptor(j);
 	uint32_t tid = j->seq, at = j->first;
 	uint32_t v1sum = ~0u;
-	struct logw w = { .j = j };
+	struct logw w = { .j = j, .buf = run, .max = runlen / j->bs };
 	errcode_t rc;
 
 	if (!n)
@@ -335,8 +335,8 @@ errcode_t imgfmt_journal_commit(struct imgfmt_journal *j, const uint64_t *blks, 
 	for (uint64_t i = 0; i < n; i++)
 		if (!j->is64 && blks[i] >> 32)
 			return EXT2_ET_JOURNAL_TOO_SMALL;
-	if (!(w.buf = malloc((size_t)LOGW_RUN * j->bs)))
-		return ENOMEM;
+	if (!w.max)
+		return EXT2_ET_INVALID_ARGUMENT;
 	/* the log starts here, with this transaction: it counts only once its commit block is on
 	 * disk, after everything it commits */
 	if ((rc = write_sb(j, j->first, tid)))
@@ -405,7 +405,6 @@ errcode_t imgfmt_journal_commit(struct imgfmt_journal *j, const uint64_t *blks, 
 		goto out;
 	j->seq = tid + 1; /* the next transaction's; the superblock says so with it */
 out:
-	free(w.buf);
 	return rc;
 }
 

@@ -58,8 +58,12 @@ struct ov {
 	bool marked;        /* the superblock on disk carries the marker */
 	errcode_t failed;   /* a commit failed: nothing more is written */
 	char *tmp, *tmp2;
+	char *run;          /* RUN blocks: a commit's writes gathered, the log's and the homes' */
 	struct imgfmt_overlay_stats st;
 };
+
+/* Blocks a write takes at most. */
+enum { RUN = 256 };
 
 static struct ov *ov_of(io_channel ch)
 {
@@ -275,14 +279,11 @@ static size_t *sorted(const struct ov *o)
  * of consecutive blocks in one write. */
 static errcode_t write_home(struct ov *o, const size_t *ord, int which)
 {
-	enum { RUN = 256 };
-	char *run = malloc((size_t)RUN * o->bs);
+	char *run = o->run;
 	uint64_t first = 0;
 	size_t nrun = 0;
 	errcode_t rc = 0;
 
-	if (!run)
-		return ENOMEM;
 	for (size_t k = 0; k <= o->n && !rc; k++) {
 		bool take = false;
 		size_t i = 0;
@@ -303,7 +304,6 @@ static errcode_t write_home(struct ov *o, const size_t *ord, int which)
 		memcpy(run + nrun * (size_t)o->bs, o->data + i * (size_t)o->bs, o->bs);
 		nrun++;
 	}
-	free(run);
 	return rc;
 }
 
@@ -341,6 +341,9 @@ static errcode_t commit(struct ov *o)
 		}
 		o->marked = true;
 	}
+	/* (kept from commit to commit: its pages are touched once) */
+	if (!o->run && !(o->run = malloc((size_t)RUN * o->bs)))
+		return ENOMEM;
 	size_t *ord = sorted(o);
 	if (!ord)
 		return ENOMEM;
@@ -351,7 +354,8 @@ static errcode_t commit(struct ov *o)
 		for (size_t k = 0; !rc && k < o->n; k++)
 			blks[k] = o->blk[ord[k]];
 		if (!rc)
-			rc = imgfmt_journal_commit(o->j, blks, o->n, jdata_at, &d, o->now, o->sync);
+			rc = imgfmt_journal_commit(o->j, blks, o->n, jdata_at, &d, o->now, o->sync,
+						   o->run, (size_t)RUN * o->bs);
 		free(blks);
 		o->st.barriers += 2 * o->sync;
 		/* checkpoint: a kill from here on is replayed */
@@ -411,6 +415,8 @@ errcode_t imgfmt_overlay_begin(io_channel ch, const struct imgfmt_overlay_params
 	o->sb_off = SB_OFFSET % o->bs;
 	free(o->tmp);
 	free(o->tmp2);
+	free(o->run);
+	o->run = NULL; /* (sized for this block size at the first commit) */
 	if (!(o->tmp = malloc(o->bs)) || !(o->tmp2 = malloc(o->bs)))
 		return ENOMEM;
 	if (o->mode == IMGFMT_OV_JOURNAL && !o->j)
@@ -529,6 +535,7 @@ static errcode_t ov_close(io_channel ch)
 	free(o->idx);
 	free(o->tmp);
 	free(o->tmp2);
+	free(o->run);
 	free(o);
 	free(ch->name);
 	free(ch);

@@ -641,7 +641,7 @@ static void test_relabel(void)
 	struct label_opts o = opts(LM_LABEL);
 	struct fc_diff *diff = NULL;
 
-	CHECK(fc_diff(fc_old, fc_new, &diff) == 0 && fc_diff_count(diff) == 1,
+	CHECK(fc_diff(fc_old, fc_new, &diff, NULL) == 0 && fc_diff_count(diff) == 1,
 	      "relabel: one change between the policies (premise)");
 	o.cmd = "relabel";
 	o.diff = diff;

@@ -236,6 +236,25 @@ rl_case_line rp-subs-changed "$RP_DIRS"
 expect_eq "rp-subs-changed: directories entered" "$RL_ENTERED" "$RP_DIRS"
 [ "$RL_CHANGED" -gt 0 ] || bad "rp-subs-changed: aliasing /srv to /var/www changed nothing"
 
+# an old policy whose changed line has a regex PCRE2 refuses: refused as a load refuses it (its
+# file, line and column), nothing written. (The old policy is only compared, never indexed: the
+# regexes checked are those of the specs that changed; the others are the new policy's.)
+P4=$OUT/rp/p4
+mkdir -p "$P4"
+cp "$A"/file_contexts* "$P4/"
+printf '/usr/share/fclabel-bad[(/.*)?\tsystem_u:object_r:etc_t:s0\n' >>"$P4/file_contexts"
+_line=$(wc -l <"$P4/file_contexts" | tr -d ' ')
+BADOLD=$OUT/rp/badold.img
+cp --sparse=always "$BASE" "$BADOLD"
+_sum=$(md5sum <"$BADOLD")
+"$FCLABEL" relabel "$BADOLD" --from "$P4/file_contexts" --to "$A/file_contexts" \
+	>"$OUT/rp/badold.out" 2>"$OUT/rp/badold.err"
+expect_eq "rp-bad-old-regex: exit status" "$?" 2
+grep -q "$P4/file_contexts:$_line:30: bad regex" "$OUT/rp/badold.err" ||
+	bad "rp-bad-old-regex: the message does not name $P4/file_contexts:$_line:30: $(cat "$OUT/rp/badold.err")"
+expect_eq "rp-bad-old-regex: the image is untouched" "$(md5sum <"$BADOLD")" "$_sum"
+rm -f "$BADOLD"
+
 # hard links whose names are in different directories: /usr/bin/git = /usr/lib/git-core/git.
 # The name the walk reaches first decides (label, check); a change that reaches only the other
 # name's directory must not relabel the inode.

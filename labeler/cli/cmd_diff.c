@@ -238,7 +238,7 @@ int cmd_diff(int argc, char **argv, const struct command *self)
 	if (!(old = load_side(a.old_fc, &a.dev_old, a.flags)) ||
 	    !(new = load_side(a.new_fc, &a.dev_new, a.flags)))
 		goto out;
-	int rc = fc_diff(old, new, &d);
+	int rc = fc_diff(old, new, &d, NULL);
 	if (rc) {
 		fprintf(stderr, "fclabel diff: %s\n", strerror(rc));
 		goto out;

@@ -443,6 +443,7 @@ static int erofs_target(struct run *c)
 /* The policy (and for relabel the old one and what changed); EXIT_OK or the exit status. */
 static int load_policies(struct run *c)
 {
+	c->po.old_lookups = c->o.digests;
 	int status = run_policy_load(c->cmd, &c->po, c->o.mountpoint, c->ip.lock, c->o.verbose,
 				     &c->pol);
 	c->o.policy_files = c->pol.pf.v;

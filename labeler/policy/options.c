@@ -115,18 +115,25 @@ static bool same_files(const struct fcfiles *a, const struct fcfiles *b)
 	return true;
 }
 
-/* relabel: the old policy, and what changed. */
+/* relabel: the old policy, and what changed. Unless its digests are wanted (--digests), the
+ * old policy is only compared: it gets no lookup index, most of a load's time (fc_diff checks
+ * the regexes of its changed specs; the others are the new policy's, checked at its load). */
 static int load_old(const char *cmd, const struct run_policy_opts *o, struct run_policy *rp)
 {
+	unsigned flags = o->now.flags | (o->old_lookups ? 0 : FC_COMPARE_ONLY);
+	struct fc_error err = { 0 };
 	int rc;
 
 	/* --from naming the very files of --to (only seapp_contexts changed): one load serves both */
 	if (same_files(&o->from, &o->now.files))
 		rp->oldset = rp->set;
-	else if (!(rp->oldset = load_policy(cmd, &o->from, o->now.flags)))
+	else if (!(rp->oldset = load_policy(cmd, &o->from, flags)))
 		return EXIT_USAGE;
-	if ((rc = fc_diff(rp->oldset, rp->set, &rp->diff))) {
-		fprintf(stderr, "fclabel %s: comparing the policies: %s\n", cmd, strerror(rc));
+	if ((rc = fc_diff(rp->oldset, rp->set, &rp->diff, &err))) {
+		if (err.msg[0])
+			fc_loaded(cmd, rc, NULL, &err);
+		else
+			fprintf(stderr, "fclabel %s: comparing the policies: %s\n", cmd, strerror(rc));
 		return EXIT_USAGE;
 	}
 	return EXIT_OK;

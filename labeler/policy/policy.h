@@ -125,6 +125,8 @@ struct run_policy_opts {
 	struct fcfiles from_seapp;  /* relabel --from-seapp */
 	const char *sepolicy;       /* --policy: the contexts checked against it */
 	int ddi;                    /* --data-data-ignore: 1, 0, or -1 when not given */
+	bool old_lookups;           /* relabel: the old policy is looked up too (its digests), not
+				     * only compared */
 };
 void run_policy_opts_free(struct run_policy_opts *o);
 /* ... and what they load. */

@@ -105,7 +105,7 @@ static void setup(void)
 	sets[1] = load("long", text);
 	sets[2] = load("old", policy_old);
 	free(text);
-	if (fc_diff(sets[2], sets[0], &diff))
+	if (fc_diff(sets[2], sets[0], &diff, NULL))
 		abort();
 	devnull = fopen("/dev/null", "w");
 	if (!devnull)

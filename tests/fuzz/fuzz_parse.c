@@ -13,7 +13,10 @@
  *  - fc_lookup must answer with the first spec fc_explain lists (the index against the plain
  *    walk in libselinux 3.4's order);
  *  - the deciding spec's fc_spec_prefix must start the key (without substitutions);
- *  - fc_diff_reaches(FILE -> G, DIR) == 0 must mean that no path below DIR gets another label.
+ *  - fc_diff_reaches(FILE -> G, DIR) == 0 must mean that no path below DIR gets another label;
+ *  - FILE loaded FC_COMPARE_ONLY (as relabel loads its old policy) must diff with G as the
+ *    indexed load does: the same changes, the same fc_diff_reaches answers, and lookups on it
+ *    refused (EINVAL).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -137,6 +140,60 @@ static void check_lookup(const fc_set *set, const char *path, mode_t mode, bool 
 }
 
 /* fc_diff_reaches(d, DIR) == 0 for an ancestor DIR of path: both sets label path alike. */
+/* FILE loaded again FC_COMPARE_ONLY (opts and files as for the indexed load), diffed with gset:
+ * as d (the indexed load's diff) in every answer. */
+static void check_compare_only(const struct fc_diff *d, const char *const *files, size_t nfiles,
+			       const struct fc_load_opts *opts, const fc_set *gset,
+			       const char *const *queries, size_t nq)
+{
+	struct fc_load_opts copts = *opts;
+	struct fc_error err;
+	struct fc_result res;
+	fc_set *cset = NULL;
+	struct fc_diff *cd = NULL;
+
+	copts.flags |= FC_COMPARE_ONLY;
+	int rc = fc_load_opts(&cset, files, nfiles, &copts, &err);
+	if (rc == ENOMEM)
+		return;
+	if (rc)
+		fail("a compare-only load failed where the indexed one did not", err.msg, 0);
+	if (fc_lookup(cset, "/", 0, &res) != EINVAL)
+		fail("fc_lookup on a compare-only set did not answer EINVAL", "", 0);
+	rc = fc_diff(cset, gset, &cd, &err);
+	if (rc == ENOMEM) {
+		fc_free(cset);
+		return;
+	}
+	if (rc)
+		fail("fc_diff of a compare-only set failed where the indexed one's did not", err.msg, 0);
+	if (fc_diff_count(cd) != fc_diff_count(d) || fc_diff_everything(cd) != fc_diff_everything(d))
+		fail("a compare-only set's diff counts other changes", "", 0);
+	for (size_t i = 0; i < fc_diff_count(d); i++)
+		if (fc_diff_at(cd, i)->kind != fc_diff_at(d, i)->kind)
+			fail("a compare-only set's diff names another change", "", 0);
+	for (size_t i = 0; i < nq; i++) {
+		char *key = malloc(strlen(queries[i]) + 2);
+		if (!key)
+			abort();
+		size_t klen = clean_key(queries[i], key);
+		/* each directory above the key, "/" first, as check_reach asks */
+		for (size_t k = 1; key[0] == '/' && k < klen; k++) {
+			if (k > 1 && key[k] != '/')
+				continue;
+			size_t dl = k == 1 ? 1 : k;
+			char save = key[dl];
+			key[dl] = 0;
+			if (fc_diff_reaches(cd, key) != fc_diff_reaches(d, key))
+				fail("fc_diff_reaches differs for a compare-only set", key, 0);
+			key[dl] = save;
+		}
+		free(key);
+	}
+	fc_diff_free(cd);
+	fc_free(cset);
+}
+
 static void check_reach(const struct fc_diff *d, const fc_set *a, const fc_set *b,
 		       const char *path)
 {
@@ -267,7 +324,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const char *gfiles[1] = { gpath };
 		if (fc_load_opts(&gset, gfiles, 1, &gopts, &err) == 0) {
 			struct fc_diff *d = NULL;
-			rc = fc_diff(set, gset, &d);
+			rc = fc_diff(set, gset, &d, NULL);
 			if (rc == 0) {
 				size_t nc = fc_diff_count(d);
 				for (size_t i = 0; i < nc; i++) {
@@ -280,6 +337,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					fail("fc_diff_at past the end", "", 0);
 				for (size_t i = 0; i < nq; i++)
 					check_reach(d, set, gset, queries[i]);
+				check_compare_only(d, files, multi ? 2 : 1, &opts, gset, queries, nq);
 				fc_diff_free(d);
 			} else if (rc != ENOMEM) {
 				fail("fc_diff failed", "", 0);
