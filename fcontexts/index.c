@@ -426,78 +426,87 @@ static uint8_t fast_form(const struct spec *s, size_t rl)
 	return form;
 }
 
+/*
+ * The half of the index that a spec's regex alone decides: its kind, required prefix, literal
+ * run and fast form. Done as each spec is read (fc_push_spec), not when the set is indexed: for
+ * a compiled file it then runs while the file's next chunks are read in (ahead.c), which is
+ * most of what hides that read. Whether the regex compiles is left to fc_build_index, which
+ * compiles in spec order, so that the first bad regex is the one reported.
+ */
+int fc_analyze_spec(struct fc_set *set, struct spec *s)
+{
+	struct regex_shape sh;
+	size_t rl = strlen(s->pub.regex), plen, reqlen;
+	/* room for the longest prefix and run; cut to what they hold (the arena's huge pages are
+	 * cleared whole: refpolicy's index then fits in one) */
+	char *p = fc_balloc(set, 2 * rl + 4, 1);
+	char *req = p + rl + 2;
+
+	if (!p)
+		return ENOMEM;
+	if (s->shaped) {
+		sh.meta = s->meta34;
+		sh.stem_len = s->stem34;
+		fc_scan_regex_shaped(s->pub.regex, &sh, p, &plen, req, &reqlen);
+	} else {
+		fc_scan_regex(s->pub.regex, &sh, p, &plen, req, &reqlen);
+	}
+	s->kind = !sh.meta ? (sh.literal ? SK_LITERAL : SK_PLAINRE) : SK_REGEX;
+	s->q = p;
+	s->qlen = plen;
+	if (sh.stem_len) {
+		/* 3.4 tries a spec with a stem S only for keys whose stem is S: keys that start
+		 * with S "/". Fold that into the required prefix. */
+		const char *stem = s->pub.regex;
+		size_t sl = sh.stem_len;
+		size_t common = plen < sl + 1 ? plen : sl + 1;
+		bool agree = memcmp(p, stem, common < sl ? common : sl) == 0 &&
+			     (common <= sl || p[sl] == '/');
+		if (!agree) {
+			s->dead = true;
+		} else if (plen < sl + 1) {
+			memcpy(p, stem, sl);
+			p[sl] = '/';
+			s->qlen = sl + 1;
+			if (s->kind == SK_LITERAL)
+				s->dead = true; /* the literal is shorter than its own stem */
+		}
+	}
+	p[s->qlen] = 0;
+	s->reqlen = reqlen;
+	s->reqfrom = plen;
+	fc_pairs(req, reqlen, s->pairs);
+	req[reqlen] = 0;
+	s->req = memmove(p + s->qlen + 1, req, reqlen + 1);
+	fc_bshrink(set, p, s->qlen + reqlen + 2);
+	if (s->kind == SK_LITERAL) {
+		s->lit = s->q;
+		s->litlen = s->qlen;
+	} else {
+		s->unsure = !fc_regex_surely_compiles(s->pub.regex);
+		s->form = fast_form(s, rl);
+	}
+	return 0;
+}
+
 int fc_build_index(struct fc_set *set, struct fc_error *err)
 {
-	size_t total = 0, nlit = 0, used = 0;
+	size_t nlit = 0;
 	unsigned pos_plain = 0, pos_regex = 0;
-	char *arena;
 	int rc;
-
-	for (size_t i = 0; i < set->nspecs; i++)
-		total += 2 * strlen(set->specs[i].pub.regex) + 4;
-	arena = fc_balloc(set, total + 1, 1);
-	if (!arena)
-		return ENOMEM;
 
 	for (size_t i = 0; i < set->nspecs; i++) {
 		struct spec *s = &set->specs[i];
-		struct regex_shape sh;
-		size_t plen;
-		char *p = arena + used;
-
-		size_t rl = strlen(s->pub.regex), reqlen;
-		char *req = p + rl + 2;
-		if (s->shaped) {
-			sh.meta = s->meta34;
-			sh.stem_len = s->stem34;
-			fc_scan_regex_shaped(s->pub.regex, &sh, p, &plen, req, &reqlen);
-		} else {
-			fc_scan_regex(s->pub.regex, &sh, p, &plen, req, &reqlen);
-		}
-		s->kind = !sh.meta ? (sh.literal ? SK_LITERAL : SK_PLAINRE) : SK_REGEX;
-		s->q = p;
-		s->qlen = plen;
-		if (sh.stem_len) {
-			/* 3.4 tries a spec with a stem S only for keys whose stem is S: keys that
-			 * start with S "/". Fold that into the required prefix. */
-			const char *stem = s->pub.regex;
-			size_t sl = sh.stem_len;
-			size_t common = plen < sl + 1 ? plen : sl + 1;
-			bool agree = memcmp(p, stem, common < sl ? common : sl) == 0 &&
-				     (common <= sl || p[sl] == '/');
-			if (!agree) {
-				s->dead = true;
-			} else if (plen < sl + 1) {
-				memcpy(p, stem, sl);
-				p[sl] = '/';
-				s->qlen = sl + 1;
-				if (s->kind == SK_LITERAL)
-					s->dead = true; /* the literal is shorter than its own stem */
-			}
-		}
-		p[s->qlen] = 0;
-		s->reqlen = reqlen;
-		s->reqfrom = plen;
-		fc_pairs(req, reqlen, s->pairs);
-		req[reqlen] = 0;
-		/* the scan had room for the longest prefix and run; they keep only what they hold
-		 * (the arena's huge pages are cleared whole: refpolicy's index then fits in one) */
-		s->req = memmove(p + s->qlen + 1, req, reqlen + 1);
-		used += s->qlen + reqlen + 2;
 		if (s->kind == SK_LITERAL) {
-			s->lit = s->q;
-			s->litlen = s->qlen;
 			s->tier_pos = pos_plain++;
 			if (!s->dead)
 				nlit++;
 		} else {
-			if (!fc_regex_surely_compiles(s->pub.regex) && (rc = compile_one(s, err)))
+			if (s->unsure && (rc = compile_one(s, err)))
 				return rc;
-			s->form = fast_form(s, rl);
 			s->tier_pos = s->kind == SK_PLAINRE ? pos_plain++ : pos_regex++;
 		}
 	}
-	fc_bshrink(set, arena, used);
 	set->plain.nspecs = pos_plain;
 	set->regex.nspecs = pos_regex;
 

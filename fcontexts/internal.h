@@ -33,8 +33,9 @@ struct spec {
 	char *q;            /* a key must start with q to be a candidate (stem rule included) */
 	size_t qlen;
 	/* "^REGEX$" (NULL for SK_LITERAL): compiled at load when the regex might not compile
-	 * (fc_regex_surely_compiles false), otherwise when first needed (fc_code) */
+	 * (unsure: fc_regex_surely_compiles false), otherwise when first needed (fc_code) */
 	_Atomic(pcre2_code *) re;
+	bool unsure;
 	char *req;          /* a literal every match contains at or after offset reqfrom... */
 	size_t reqlen;      /* ...of this length (0: none known) */
 	size_t reqfrom;
@@ -136,6 +137,7 @@ struct fc_set {
 	struct tier plain, regex;
 	pthread_mutex_t lock; /* guards lazy chunk building */
 	char *warning;        /* what loading worked around (fc_load_warning), or NULL */
+	unsigned char *ahead_ring; /* ahead.c's ring, in the arena: for every compiled file read */
 	/* digest.c: built by the first fc_digest under lock; one block kept in bufs */
 	_Atomic(struct fc_dindex *) dindex;
 };
@@ -189,6 +191,17 @@ static inline bool fc_bin_magic(const char *buf, size_t len)
 int fc_parse_bin(struct fc_set *set, unsigned fileno_, const char *buf, int fd, size_t len,
 		 struct fc_error *err);
 
+/* ahead.c: a compiled file's bytes, read ahead on a thread of its own when it is large. The
+ * caller asks for ranges [off, off + n) at increasing offsets (within len); each call gives the
+ * bytes [*base, *base + *len) at *b, which hold the range and stay valid until the next call.
+ * Errors (read failures, a file that shrank) are set in err, naming path. */
+struct fc_ahead;
+int fc_ahead_open(struct fc_ahead **out, struct fc_set *set, int fd, size_t len,
+		  const char *path, struct fc_error *err);
+int fc_ahead_get(struct fc_ahead *a, size_t off, size_t n, const unsigned char **b,
+		 size_t *base, size_t *len);
+void fc_ahead_close(struct fc_ahead *a);
+
 /* load.c: one file, text or compiled */
 int fc_parse_file(struct fc_set *set, const char *path, bool optional, struct fc_error *err);
 
@@ -226,6 +239,8 @@ bool fc_literal_span(const char *re, size_t n, char *out, size_t *outlen);
 bool fc_regex_surely_compiles(const char *re);
 
 /* index.c */
+/* The per-spec half of the index (kind, required prefix, literal run, form), as s is read. */
+int fc_analyze_spec(struct fc_set *set, struct spec *s);
 int fc_build_index(struct fc_set *set, struct fc_error *err);
 /* A non-literal spec's compiled regex, compiled now if it was left for later (safe from any
  * thread); NULL only when out of memory. */
