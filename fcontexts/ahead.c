@@ -4,19 +4,20 @@
  * 1.2 ms for refpolicy's 7 MB format 5 file, a third of its whole load. On a second core that
  * copy runs while the reader parses what came before.
  *
- * The file comes in chunks of FC_AHEAD_CHUNK bytes, into a ring of FC_AHEAD_SLOTS of them (a
- * few hundred KiB that stay in cache, however large the file). The reader asks for ranges at
+ * The file comes in chunks, into a ring of a few of them (64 KiB that stay in cache, however
+ * large the file). The reader asks for ranges at
  * increasing offsets; a range inside one chunk is returned in place, one that crosses chunks is
  * copied out. A chunk goes back to the thread once the reader asks for a range past it.
  *
- * Either side reads the next chunk nobody has claimed: a reader that catches up with the thread
- * reads on by itself rather than wait for it, so that a thread that gets no core (the machine's
- * other jobs) costs the load nothing but its start. It waits only for the one chunk the thread
- * is reading, a few microseconds. A small file, or a thread that cannot be started, is read by
+ * Either side reads the next chunk nobody has claimed, and the reader never waits for the
+ * thread: one that catches up with it reads on by itself (the chunk the thread is reading, into
+ * a buffer of its own), so that a thread that gets no core (the machine's other jobs) costs the
+ * load little more than its start. A small file, or a thread that cannot be started, is read by
  * the reader alone, chunk by chunk as it is needed (a chunk it skips is never read).
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -33,8 +34,8 @@
 #define FC_AHEAD_SLOTS 4u
 /* below this, the thread's start and its wake-ups cost more than the read they hide */
 #define FC_AHEAD_MIN ((size_t)1 << 20)
-/* how long the reader spins for the chunk the thread is reading before it sleeps: about the
- * time a chunk's read takes */
+/* how long the thread spins for a chunk to be given back before it sleeps: a few times the
+ * reader's time for a chunk */
 #define FC_AHEAD_SPINS 5000
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -52,32 +53,32 @@ struct fc_ahead {
 	struct fc_error *err;
 	unsigned char *ring;   /* nslots chunks; chunk c in slot c % nslots */
 	size_t chunk, nslots;
-	atomic_size_t held[FC_AHEAD_SLOTS]; /* the chunk each slot holds, whole, plus one */
+	/* the chunk each slot holds, whole, plus one; BUSY while the thread reads into it */
+	atomic_size_t held[FC_AHEAD_SLOTS];
 	atomic_size_t next;    /* the first chunk nobody has claimed to read */
 	atomic_size_t given;   /* chunks [0, given) are given back: their slots may be refilled */
 	unsigned char *copy;   /* a range that crosses chunks */
 	size_t copycap;
+	unsigned char *own;    /* the reader's copy of a chunk the thread is reading */
 	bool threaded;
 	pthread_t thread;
 	pthread_mutex_t lock;
-	pthread_cond_t more;   /* a chunk came in, or the thread ended */
 	pthread_cond_t room;   /* chunks were given back, or the reader is done */
 	atomic_size_t sleeps;  /* the thread sleeps until given reaches this (0: it does not) */
-	atomic_bool waiting;   /* the reader sleeps until a chunk comes in */
-	atomic_bool gone;      /* the thread has ended (a read failed, or nothing is left) */
 	atomic_bool stop;      /* the reader is done: the thread ends */
 };
+
+#define BUSY SIZE_MAX
 
 static unsigned char *slot(struct fc_ahead *a, size_t c)
 {
 	return a->ring + (c % a->nslots) * a->chunk;
 }
 
-/* Reads chunk c into its slot: 0, an errno value, or -1 when the file came to an end early. */
-static int read_chunk(struct fc_ahead *a, size_t c)
+/* Reads chunk c to p: 0, an errno value, or -1 when the file came to an end early. */
+static int read_to(struct fc_ahead *a, size_t c, unsigned char *p)
 {
 	size_t at = c * a->chunk, want = a->len - at, got = 0;
-	unsigned char *p = slot(a, c);
 
 	if (want > a->chunk)
 		want = a->chunk;
@@ -89,18 +90,16 @@ static int read_chunk(struct fc_ahead *a, size_t c)
 			return k < 0 ? errno : -1;
 		got += (size_t)k;
 	}
-	atomic_store(&a->held[c % a->nslots], c + 1);
 	return 0;
 }
 
-/* Wakes the reader if it sleeps for a chunk (after a chunk came in, or the thread ended). */
-static void wake_reader(struct fc_ahead *a)
+/* Reads chunk c into its slot. */
+static int read_chunk(struct fc_ahead *a, size_t c)
 {
-	if (atomic_load(&a->waiting)) {
-		pthread_mutex_lock(&a->lock);
-		pthread_cond_signal(&a->more);
-		pthread_mutex_unlock(&a->lock);
-	}
+	int rc = read_to(a, c, slot(a, c));
+	if (!rc)
+		atomic_store(&a->held[c % a->nslots], c + 1);
+	return rc;
 }
 
 /* The thread waits for slot c's previous chunk to be given back: a spin (the reader takes a few
@@ -112,7 +111,11 @@ static bool wait_room(struct fc_ahead *a, size_t c)
 	for (int i = 0; i < FC_AHEAD_SPINS; i++) {
 		if (atomic_load(&a->given) > c - a->nslots || atomic_load(&a->stop))
 			return !atomic_load(&a->stop);
-		relax();
+		/* on a busy machine, the core goes to whoever else wants it */
+		if (i % 64 == 63)
+			sched_yield();
+		else
+			relax();
 	}
 	size_t until = c - a->nslots + a->nslots / 2;
 	pthread_mutex_lock(&a->lock);
@@ -133,16 +136,20 @@ static void *ahead_main(void *arg)
 		size_t c = atomic_load(&a->next);
 		if (c >= a->nchunks || !wait_room(a, c))
 			break;
-		/* the reader may have claimed it meanwhile */
-		if (!atomic_compare_exchange_strong(&a->next, &c, c + 1))
+		/* the slot is marked before the claim: a reader that claims a later chunk of the
+		 * same slot while this read is still under way sees the mark (and reads that
+		 * chunk into a buffer of its own) */
+		atomic_size_t *held = &a->held[c % a->nslots];
+		atomic_store(held, BUSY);
+		/* the reader may have claimed it meanwhile (the slot's chunk is one it is past) */
+		if (!atomic_compare_exchange_strong(&a->next, &c, c + 1)) {
+			atomic_store(held, 0);
 			continue;
+		}
 		/* a failed read is the reader's to report: it reads that chunk again itself */
 		if (read_chunk(a, c))
 			break;
-		wake_reader(a);
 	}
-	atomic_store(&a->gone, true);
-	wake_reader(a);
 	return NULL;
 }
 
@@ -170,7 +177,6 @@ int fc_ahead_open(struct fc_ahead **out, struct fc_set *set, int fd, size_t len,
 	if (a->nslots == 1)
 		return 0;
 	pthread_mutex_init(&a->lock, NULL);
-	pthread_cond_init(&a->more, NULL);
 	pthread_cond_init(&a->room, NULL);
 	/* signals go to the caller's threads, never to this one */
 	sigfillset(&all);
@@ -179,7 +185,6 @@ int fc_ahead_open(struct fc_ahead **out, struct fc_set *set, int fd, size_t len,
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!a->threaded) {
 		pthread_mutex_destroy(&a->lock);
-		pthread_cond_destroy(&a->more);
 		pthread_cond_destroy(&a->room);
 	}
 	return 0;
@@ -196,10 +201,10 @@ void fc_ahead_close(struct fc_ahead *a)
 		pthread_mutex_unlock(&a->lock);
 		pthread_join(a->thread, NULL);
 		pthread_mutex_destroy(&a->lock);
-		pthread_cond_destroy(&a->more);
 		pthread_cond_destroy(&a->room);
 	}
 	free(a->copy);
+	free(a->own);
 	free(a);
 }
 
@@ -222,64 +227,62 @@ static bool holds(struct fc_ahead *a, size_t c)
 	return atomic_load(&a->held[c % a->nslots]) == c + 1;
 }
 
-/* The chunk the thread is reading: a spin, then a sleep. False when the thread ended without
- * it. */
-static bool wait_thread(struct fc_ahead *a, size_t c)
+/* Chunk c into the reader's own buffer: the thread is reading it, or still reading an earlier
+ * chunk into its slot, or failed to read it. */
+static const unsigned char *read_own(struct fc_ahead *a, size_t c, int *rc)
 {
-	for (int i = 0; i < FC_AHEAD_SPINS; i++) {
-		if (holds(a, c))
-			return true;
-		if (atomic_load(&a->gone))
-			return holds(a, c);
-		relax();
+	if (!a->own && !(a->own = malloc(a->chunk))) {
+		*rc = ENOMEM;
+		return NULL;
 	}
-	pthread_mutex_lock(&a->lock);
-	atomic_store(&a->waiting, true);
-	/* the thread stores held or gone before it loads waiting */
-	while (!holds(a, c) && !atomic_load(&a->gone))
-		pthread_cond_wait(&a->more, &a->lock);
-	atomic_store(&a->waiting, false);
-	pthread_mutex_unlock(&a->lock);
-	return holds(a, c);
+	*rc = read_to(a, c, a->own);
+	return a->own;
 }
 
-/* Chunk c in its slot: read ahead by the thread, or read now. */
-static int have(struct fc_ahead *a, size_t c)
+/* Chunk c's bytes: in its slot, read ahead by the thread or read now, or in the reader's own
+ * buffer. */
+static const unsigned char *have(struct fc_ahead *a, size_t c, int *rc)
 {
-	int rc = 0;
+	const unsigned char *p = slot(a, c);
 
+	*rc = 0;
 	while (!holds(a, c)) {
 		size_t n = atomic_load(&a->next);
-		if (n <= c) {
-			/* nobody has claimed it: claim it (and those skipped before it, never
-			 * read), read it here */
-			if (atomic_compare_exchange_strong(&a->next, &n, c + 1)) {
-				rc = read_chunk(a, c);
-				break;
-			}
-		} else if (!a->threaded || !wait_thread(a, c)) {
-			/* skipped, or the thread failed to read it: read it here */
-			rc = read_chunk(a, c);
+		if (n > c) {
+			p = read_own(a, c, rc);
+			break;
+		}
+		/* nobody has claimed it: claim it (and those skipped before it, never read),
+		 * read it here */
+		if (atomic_compare_exchange_strong(&a->next, &n, c + 1)) {
+			if (atomic_load(&a->held[c % a->nslots]) == BUSY)
+				p = read_own(a, c, rc);
+			else
+				*rc = read_chunk(a, c);
 			break;
 		}
 	}
-	if (!rc)
-		return 0;
-	fc_seterr(a->err, a->path, 0, 0, "read failed: %s", rc > 0 ? strerror(rc) : "file shrank");
-	return rc > 0 ? rc : EIO;
+	if (!p)
+		return NULL;
+	if (!*rc)
+		return p;
+	fc_seterr(a->err, a->path, 0, 0, "read failed: %s", *rc > 0 ? strerror(*rc) : "file shrank");
+	if (*rc < 0)
+		*rc = EIO;
+	return NULL;
 }
 
 int fc_ahead_get(struct fc_ahead *a, size_t off, size_t n, const unsigned char **b,
 		 size_t *base, size_t *len)
 {
 	size_t c = off / a->chunk, last = n ? (off + n - 1) / a->chunk : c;
-	int rc;
+	int rc = 0;
 
 	give_back(a, c);
 	if (c == last) {
-		if (c < a->nchunks && (rc = have(a, c)))
+		*b = c < a->nchunks ? have(a, c, &rc) : slot(a, c);
+		if (!*b)
 			return rc;
-		*b = slot(a, c);
 		*base = c * a->chunk;
 		*len = c < a->nchunks ? a->len - *base : 0;
 		if (*len > a->chunk)
@@ -298,9 +301,10 @@ int fc_ahead_get(struct fc_ahead *a, size_t off, size_t n, const unsigned char *
 		size_t from = (off + done) % a->chunk, k = a->chunk - from;
 		if (k > n - done)
 			k = n - done;
-		if ((rc = have(a, c)))
+		const unsigned char *p = have(a, c, &rc);
+		if (!p)
 			return rc;
-		memcpy(a->copy + done, slot(a, c) + from, k);
+		memcpy(a->copy + done, p + from, k);
 		done += k;
 		if (c < last)
 			give_back(a, c + 1);

@@ -548,9 +548,11 @@ static uint32_t order_key(const struct ent *e)
 	return e->lineno ? e->lineno : UINT32_MAX;
 }
 
-static uint32_t *v6_order(struct fc_set *set, const struct v6 *t)
+/* Returns the order in a malloc'd block (in the arena, it would outlive the load under the
+ * specs' analyses: refpolicy's index then needs a second huge page). */
+static uint32_t *v6_order(const struct v6 *t)
 {
-	uint32_t *a = fc_balloc(set, (2 * t->n + 1) * sizeof(*a), 16), *b = a + t->n;
+	uint32_t *a = malloc((2 * t->n + 1) * sizeof(*a)), *b = a + t->n, *block = a;
 
 	if (!a)
 		return NULL;
@@ -568,7 +570,7 @@ static uint32_t *v6_order(struct fc_set *set, const struct v6 *t)
 		a = b;
 		b = swap;
 	}
-	return a; /* after four passes, the block's first half */
+	return a == block ? a : NULL; /* four passes: back in the first half */
 }
 
 static int parse_v6(struct fc_set *set, unsigned fileno_, struct rd *r, bool pcre1)
@@ -632,10 +634,10 @@ static int parse_v6(struct fc_set *set, unsigned fileno_, struct rd *r, bool pcr
 		goto out;
 	}
 	/* room for the specs at once (a list grown as it goes leaves its old copies in the
-	 * arena); the order stays there too, under the specs' analyses (fc_push_spec) */
+	 * arena) */
 	if ((rc = fc_reserve(set, t.n)))
 		goto out;
-	uint32_t *order = v6_order(set, &t);
+	uint32_t *order = v6_order(&t);
 	if (!order) {
 		rc = ENOMEM;
 		goto out;
@@ -644,6 +646,7 @@ static int parse_v6(struct fc_set *set, unsigned fileno_, struct rd *r, bool pcr
 		const struct ent *e = &t.e[order[i]];
 		rc = add_spec(set, fileno_, e->ordinal, e->regex, e->context, e->mode, NULL);
 	}
+	free(order);
 out:
 	free(t.ctx);
 	return rc;
