@@ -70,11 +70,10 @@ struct rd {
 	bool nomem;
 };
 
-/* A copy of the NUL-terminated string s in the set's arena ("" when out of memory: the parse
- * then fails with ENOMEM). */
-static const char *keep(struct rd *r, const char *s)
+/* A copy of the string s, n bytes with its NUL, in the set's arena ("" when out of memory: the
+ * parse then fails with ENOMEM). */
+static const char *keep(struct rd *r, const char *s, size_t n)
 {
-	size_t n = strlen(s) + 1;
 	char *d = fc_balloc(r->set, n, 1);
 	if (!d) {
 		r->nomem = true;
@@ -197,7 +196,7 @@ static int check_field(struct rd *r, size_t at, const char *s, size_t n, const c
 	return 0;
 }
 
-/* A NUL-terminated string of n bytes (NUL included) at the current offset. */
+/* A NUL-terminated string of n bytes (NUL included, none before it) at the current offset. */
 static int cstring(struct rd *r, size_t n, const char *what, const char **out)
 {
 	size_t at = r->off;
@@ -307,7 +306,7 @@ static int parse_v5(struct fc_set *set, unsigned fileno_, struct rd *r, uint32_t
 			rc = bad(r, at + 4, "stem %u does not end with a NUL byte", i);
 			goto out;
 		}
-		stem_str[i] = keep(r, (const char *)p);
+		stem_str[i] = keep(r, (const char *)p, strlen((const char *)p) + 1);
 		stem_len[i] = n;
 	}
 	at = r->off;
@@ -326,10 +325,10 @@ static int parse_v5(struct fc_set *set, unsigned fileno_, struct rd *r, uint32_t
 		if ((rc = u32(r, "the context length", &n)) ||
 		    (rc = cstring(r, n, "context", &ctx)))
 			goto out;
-		ctx = keep(r, ctx);
+		ctx = keep(r, ctx, n);
 		if ((rc = u32(r, "the regex length", &n)) || (rc = cstring(r, n, "regex", &re)))
 			goto out;
-		re = keep(r, re);
+		re = keep(r, re, n);
 		at = r->off;
 		if ((rc = u32(r, "the mode", &mode)))
 			goto out;
@@ -427,7 +426,7 @@ static int v6_regex(struct rd *r, const char **re)
 	uint16_t n;
 	int rc = u16(r, "the regex length", &n);
 	if (!rc && !(rc = cstring(r, n, "regex", re)))
-		*re = keep(r, *re);
+		*re = keep(r, *re, n);
 	return rc;
 }
 
@@ -467,7 +466,7 @@ static int v6_node(struct rd *r, struct v6 *t, unsigned depth, const char **stem
 		return bad(r, at + 2, "a node's stem does not end with a NUL byte");
 	if (depth && (rc = check_field(r, at + 2, (const char *)stem, (size_t)sl - 1u, "node stem")))
 		return rc;
-	*stem_out = keep(r, (const char *)stem);
+	*stem_out = keep(r, (const char *)stem, sl);
 
 	at = r->off;
 	if ((rc = u32(r, "the literal spec count", &nlit)) ||
