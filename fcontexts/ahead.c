@@ -177,6 +177,19 @@ static bool core_free(void)
 	return false;
 }
 
+/* Whether to read ahead on a thread. (For the test suite, FCLABEL_AHEAD: "thread" for every
+ * compiled file, whatever its size and the machine's load; "none" for none.) */
+static bool use_thread(size_t len)
+{
+	const char *e = getenv("FCLABEL_AHEAD");
+
+	if (e && !strcmp(e, "thread"))
+		return true;
+	if (e && !strcmp(e, "none"))
+		return false;
+	return len >= FC_AHEAD_MIN && core_free();
+}
+
 int fc_ahead_open(struct fc_ahead **out, struct fc_set *set, int fd, size_t len,
 		  const char *path, struct fc_error *err)
 {
@@ -194,7 +207,7 @@ int fc_ahead_open(struct fc_ahead **out, struct fc_set *set, int fd, size_t len,
 	a->len = len;
 	a->path = path;
 	a->err = err;
-	a->nslots = len >= FC_AHEAD_MIN && core_free() ? FC_AHEAD_SLOTS : 1;
+	a->nslots = use_thread(len) ? FC_AHEAD_SLOTS : 1;
 	a->chunk = FC_AHEAD_RING / a->nslots;
 	a->nchunks = (len + a->chunk - 1) / a->chunk;
 	*out = a;
