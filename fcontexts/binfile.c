@@ -262,7 +262,9 @@ static int add_spec(struct fc_set *set, unsigned fileno_, unsigned ordinal, cons
 	s.pub.mode = mode;
 	s.pub.context = context;
 	s.col = 1;
-	return fc_push_spec(set, &s);
+	/* analysed now: while the thread reads on (ahead.c) */
+	int rc = fc_analyze_spec(set, &s);
+	return rc ? rc : fc_push_spec(set, &s);
 }
 
 /* PCRE2's version strings start "10."; PCRE1's "8.". */

@@ -28,14 +28,14 @@ struct spec {
 	uint8_t tclass;     /* 0 untyped, 1..7 */
 	bool none;          /* context is <<none>> */
 	bool dead;          /* its stem can never equal a key's stem: never tried */
+	bool unsure;        /* its regex might not compile (fc_regex_surely_compiles false) */
 	char *lit;          /* SK_LITERAL: the string it matches (escapes resolved) */
 	size_t litlen;
 	char *q;            /* a key must start with q to be a candidate (stem rule included) */
 	size_t qlen;
 	/* "^REGEX$" (NULL for SK_LITERAL): compiled at load when the regex might not compile
-	 * (unsure: fc_regex_surely_compiles false), otherwise when first needed (fc_code) */
+	 * (unsure), otherwise when first needed (fc_code) */
 	_Atomic(pcre2_code *) re;
-	bool unsure;
 	char *req;          /* a literal every match contains at or after offset reqfrom... */
 	size_t reqlen;      /* ...of this length (0: none known) */
 	size_t reqfrom;
@@ -239,7 +239,8 @@ bool fc_literal_span(const char *re, size_t n, char *out, size_t *outlen);
 bool fc_regex_surely_compiles(const char *re);
 
 /* index.c */
-/* The per-spec half of the index (kind, required prefix, literal run, form), as s is read. */
+/* The per-spec half of the index (kind, required prefix, literal run, form; q set), for a spec
+ * not yet pushed or in the list (fc_build_index does it for every spec without q). */
 int fc_analyze_spec(struct fc_set *set, struct spec *s);
 int fc_build_index(struct fc_set *set, struct fc_error *err);
 /* A non-literal spec's compiled regex, compiled now if it was left for later (safe from any

@@ -250,11 +250,9 @@ int fc_push_spec(struct fc_set *set, struct spec *s)
 	s->tclass = (uint8_t)fc_mode_class(s->pub.mode);
 	s->none = strcmp(s->pub.context, "<<none>>") == 0;
 	s->next_same = -1;
-	int rc = fc_analyze_spec(set, s);
-	if (rc)
-		return rc;
 	if (set->nspecs == set->cap) {
-		if ((rc = fc_reserve(set, set->cap ? set->cap : 256)))
+		int rc = fc_reserve(set, set->cap ? set->cap : 256);
+		if (rc)
 			return rc;
 	}
 	s->pub.index = (unsigned)set->nspecs;
