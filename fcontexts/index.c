@@ -430,9 +430,9 @@ static uint8_t fast_form(const struct spec *s, size_t rl)
  * The half of the index that a spec's regex alone decides: its kind, required prefix, literal
  * run and fast form. The compiled reader has it done as each spec is read: it then runs while
  * the file's next chunks are read in (ahead.c), which is most of what hides that read. The
- * index does it for the others (the text's: done as they are read, the text load measured 3%
- * slower). Whether the regex compiles is left to fc_build_index, which compiles in spec order,
- * so that the first bad regex is the one reported.
+ * index does it for the text's specs, as it did before (the text gains nothing from the move).
+ * Whether the regex compiles is left to fc_build_index, which compiles in spec order, so that
+ * the first bad regex is the one reported.
  */
 /* The room analyze() needs for s: its longest prefix and run. */
 static size_t analyze_room(const struct spec *s)
@@ -503,36 +503,25 @@ int fc_analyze_spec(struct fc_set *set, struct spec *s)
 	return 0;
 }
 
-/* The specs the readers have not analysed (the text's), in one block: a call to the arena a
- * spec made the text load 3% slower. */
-static int analyze_rest(struct fc_set *set)
-{
-	size_t room = 0, used = 0;
-
-	for (size_t i = 0; i < set->nspecs; i++)
-		if (!set->specs[i].q)
-			room += analyze_room(&set->specs[i]);
-	char *p = room ? fc_balloc(set, room, 1) : NULL;
-	if (room && !p)
-		return ENOMEM;
-	for (size_t i = 0; i < set->nspecs; i++)
-		if (!set->specs[i].q)
-			used += analyze(&set->specs[i], p + used);
-	if (p)
-		fc_bshrink(set, p, used);
-	return 0;
-}
-
 int fc_build_index(struct fc_set *set, struct fc_error *err)
 {
 	size_t nlit = 0;
 	unsigned pos_plain = 0, pos_regex = 0;
 	int rc;
 
-	if ((rc = analyze_rest(set)))
-		return rc;
+	/* the specs the readers have not analysed (the text's), in one block of the arena, as
+	 * before the compiled reader analysed its own */
+	size_t room = 0, used = 0;
+	for (size_t i = 0; i < set->nspecs; i++)
+		if (!set->specs[i].q)
+			room += analyze_room(&set->specs[i]);
+	char *p = room ? fc_balloc(set, room, 1) : NULL;
+	if (room && !p)
+		return ENOMEM;
 	for (size_t i = 0; i < set->nspecs; i++) {
 		struct spec *s = &set->specs[i];
+		if (!s->q)
+			used += analyze(s, p + used);
 		if (s->kind == SK_LITERAL) {
 			s->tier_pos = pos_plain++;
 			if (!s->dead)
@@ -543,6 +532,8 @@ int fc_build_index(struct fc_set *set, struct fc_error *err)
 			s->tier_pos = s->kind == SK_PLAINRE ? pos_plain++ : pos_regex++;
 		}
 	}
+	if (p)
+		fc_bshrink(set, p, used);
 	set->plain.nspecs = pos_plain;
 	set->regex.nspecs = pos_regex;
 
