@@ -6,6 +6,8 @@
 # then every policy of ../shared/data (bench/bench_policies.py).
 # A benchmark, not a test: it prints figures and the ratios, and checks only that the answers agree.
 # BENCH_RUNS (3): rounds of lookups; BENCH_LOAD_RUNS (15): rounds of loads; BENCH_SAMPLE (20000).
+# BENCH_BEFORE=FCBENCH: another bench/fcbench (the build before a change, made aside) loads the
+# same files in the same rounds, printed beside this build's loads.
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 out=$top/tests/out/bench
@@ -47,10 +49,12 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; } # " NAME=": rate is not cpu_rate
 runs_dir=$out/runs
 rm -rf "$runs_dir"; mkdir -p "$runs_dir"
 # run1 TAG LIBDIR ENGINE FC QUERIES: one fcbench run, its line appended to TAG's runs
-run1() {
-	_t=$1 _l=$2
-	shift 2
-	LD_LIBRARY_PATH=$_l "$bench" "$@" >>"$runs_dir/$_t" 2>>"$runs_dir/$_t.err" || : >>"$runs_dir/$_t.failed"
+run1() { run1_with "$bench" "$@"; }
+# run1_with FCBENCH TAG ...: the same with another fcbench
+run1_with() {
+	_b=$1 _t=$2 _l=$3
+	shift 3
+	LD_LIBRARY_PATH=$_l "$_b" "$@" >>"$runs_dir/$_t" 2>>"$runs_dir/$_t.err" || : >>"$runs_dir/$_t.failed"
 }
 ok() { [ -s "$runs_dir/$1" ] && [ ! -e "$runs_dir/$1.failed" ]; }
 # best_rate TAG: the run with the most lookups a second
@@ -202,6 +206,8 @@ i=0
 while [ $i -lt "$lruns" ]; do
 	for v in $forms; do
 		run1 "load.$v.fclabel" "" fclabel "$ld/$v/file_contexts" "$ld/one.q"
+		[ -n "${BENCH_BEFORE:-}" ] &&
+			run1_with "$BENCH_BEFORE" "load.$v.before" "" fclabel "$ld/$v/file_contexts" "$ld/one.q"
 		run1 "load.$v.floor" "" floor "$(readlist $v)" "$ld/one.q"
 		# 3.4 cannot read format 6; 3.8 skips format 5 ("Old compiled fcontext format") and
 		# reads the text instead
@@ -216,13 +222,18 @@ echo
 echo "policy load, refpolicy + .homedirs + .subs_dist (ms, best of $lruns, the engines taking turns):"
 printf '  %-16s %8s %8s %8s %8s  %s\n' "" fclabel floor "$oldv" "$newv" "fclabel / its text load (target <= 1.00x)"
 t_text=$(lms load.text.fclabel)
+t_btext=$(lms load.text.before)
 for v in $forms; do
 	name=text
 	[ $v = text ] || name=".bin format $(od -An -tu1 -j4 -N4 "$ld/$v/file_contexts.bin" | tr ' ' '\n' | sort -n | tail -n 1)"
 	t=$(lms "load.$v.fclabel")
 	printf '  %-16s %8s %8s %8s %8s  %s\n' "$name" "$t" "$(lms "load.$v.floor")" "$(lms "load.$v.old")" \
 		"$(lms "load.$v.new")" "$(awk -v a="$t" -v b="$t_text" 'BEGIN { printf "%.2fx", a / b }')"
+	[ -n "${BENCH_BEFORE:-}" ] && tb=$(lms "load.$v.before") &&
+		printf '  %-16s %8s %8s %8s %8s  %s\n' "  before" "$tb" "" "" "" \
+			"$(awk -v a="$tb" -v b="$t_btext" 'BEGIN { printf "%.2fx", a / b }') of its text load; this build $(awk -v a="$t" -v b="$tb" 'BEGIN { printf "%.2fx", a / b }') of it"
 done
+[ -n "${BENCH_BEFORE:-}" ] && echo "  (before: $BENCH_BEFORE, the same files in the same rounds)"
 echo "  (floor: reading the same files' bytes and nothing else; - : that library does not read that"
 echo "  form: 3.4 cannot read format 6, 3.8 skips format 5 and reads the text)"
 echo "  the installed policy (/etc/selinux/default, its .bin is newer): $(for i in 1 2 3 4 5; do "$bench" fclabel /etc/selinux/default/contexts/files/file_contexts "$ld/one.q"; done | field load_ms | sort -n | head -n 1) ms"

@@ -45,7 +45,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "internal.h"
 
@@ -53,17 +52,14 @@
 
 /*
  * The file is read through a window: most of a compiled file is PCRE bytecode that is never
- * looked at, so only the bytes around the fields are copied in, into one small buffer that
- * stays in cache. Pointers from take() are valid until the next take(): what a spec keeps is
- * copied out at once (keep()).
+ * looked at, so it is read a chunk at a time (ahead.c), and the fields are taken from the chunk
+ * in place. Pointers from take() are valid until the next take(): what a spec keeps is copied
+ * out at once (keep()).
  */
-#define FC_BIN_WINDOW (32u << 10)
-
 struct rd {
 	const unsigned char *b; /* the window: file bytes [wbase, wbase + wlen) */
-	size_t wbase, wlen, wcap;
-	int fd;             /* -1: b is the whole file */
-	unsigned char *wbuf;
+	size_t wbase, wlen;
+	struct fc_ahead *ah;    /* NULL: b is the whole file */
 	size_t len, off;
 	bool be;            /* multi-byte numbers are big-endian */
 	unsigned spec;      /* the spec being read (1-based), 0 outside specs */
@@ -73,11 +69,10 @@ struct rd {
 	bool nomem;
 };
 
-/* A copy of the NUL-terminated string s in the set's arena ("" when out of memory: the parse
- * then fails with ENOMEM). */
-static const char *keep(struct rd *r, const char *s)
+/* A copy of the string s, n bytes with its NUL, in the set's arena ("" when out of memory: the
+ * parse then fails with ENOMEM). */
+static const char *keep(struct rd *r, const char *s, size_t n)
 {
-	size_t n = strlen(s) + 1;
 	char *d = fc_balloc(r->set, n, 1);
 	if (!d) {
 		r->nomem = true;
@@ -111,39 +106,8 @@ static int bad(struct rd *r, size_t at, const char *fmt, ...)
 	return EINVAL;
 }
 
-/* Brings file bytes [off, off + n) into the window (n <= what is left in the file). */
-static int fill(struct rd *r, size_t n)
-{
-	size_t want = n > FC_BIN_WINDOW ? n : FC_BIN_WINDOW, got = 0;
-
-	if (want > r->len - r->off)
-		want = r->len - r->off;
-	if (want > r->wcap) {
-		unsigned char *nv = realloc(r->wbuf, want);
-		if (!nv)
-			return ENOMEM;
-		r->wbuf = nv;
-		r->wcap = want;
-	}
-	while (got < want) {
-		ssize_t k = pread(r->fd, r->wbuf + got, want - got, (off_t)(r->off + got));
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			int e = k < 0 ? errno : EIO;
-			fc_seterr(r->err, r->path, 0, 0, "read failed: %s",
-				  k < 0 ? strerror(e) : "file shrank");
-			return e;
-		}
-		got += (size_t)k;
-	}
-	r->b = r->wbuf;
-	r->wbase = r->off;
-	r->wlen = want;
-	return 0;
-}
-
-static int take(struct rd *r, size_t n, const char *what, const unsigned char **out)
+/* take() when the bytes are not in the window, or not in the file */
+static int take_slow(struct rd *r, size_t n, const char *what, const unsigned char **out)
 {
 	int rc;
 
@@ -151,8 +115,8 @@ static int take(struct rd *r, size_t n, const char *what, const unsigned char **
 		return bad(r, r->off, "truncated: %s needs %zu byte%s, %zu left", what, n,
 			   n == 1 ? "" : "s", r->len - r->off);
 	if (out) {
-		if (r->fd >= 0 && (r->off < r->wbase || r->off + n > r->wbase + r->wlen) &&
-		    (rc = fill(r, n)))
+		if ((r->off < r->wbase || r->off + n > r->wbase + r->wlen) &&
+		    (rc = fc_ahead_get(r->ah, r->off, n, &r->b, &r->wbase, &r->wlen)))
 			return rc;
 		*out = r->b + (r->off - r->wbase);
 	}
@@ -160,7 +124,22 @@ static int take(struct rd *r, size_t n, const char *what, const unsigned char **
 	return 0;
 }
 
-static int u32(struct rd *r, const char *what, uint32_t *v)
+/* n bytes at the current offset (to *out unless out is NULL), the offset moved past them; inline
+ * for the usual field, which is in the window (a call a field was a tenth of a format 5 load) */
+static inline __attribute__((always_inline)) int take(struct rd *r, size_t n, const char *what,
+						       const unsigned char **out)
+{
+	/* the window lies within the file: inside it, n bytes are there to take */
+	size_t in = r->off - r->wbase; /* huge when off is before the window */
+	if (out && in <= r->wlen && n <= r->wlen - in) {
+		*out = r->b + in;
+		r->off += n;
+		return 0;
+	}
+	return take_slow(r, n, what, out);
+}
+
+static inline int u32(struct rd *r, const char *what, uint32_t *v)
 {
 	const unsigned char *p;
 	int rc = take(r, 4, what, &p);
@@ -232,7 +211,7 @@ static int check_field(struct rd *r, size_t at, const char *s, size_t n, const c
 	return 0;
 }
 
-/* A NUL-terminated string of n bytes (NUL included) at the current offset. */
+/* A NUL-terminated string of n bytes (NUL included, none before it) at the current offset. */
 static int cstring(struct rd *r, size_t n, const char *what, const char **out)
 {
 	size_t at = r->off;
@@ -282,7 +261,9 @@ static int add_spec(struct fc_set *set, unsigned fileno_, unsigned ordinal, cons
 	s.pub.mode = mode;
 	s.pub.context = context;
 	s.col = 1;
-	return fc_push_spec(set, &s);
+	/* analysed now: while the thread reads on (ahead.c) */
+	int rc = fc_analyze_spec(set, &s);
+	return rc ? rc : fc_push_spec(set, &s);
 }
 
 /* PCRE2's version strings start "10."; PCRE1's "8.". */
@@ -342,7 +323,7 @@ static int parse_v5(struct fc_set *set, unsigned fileno_, struct rd *r, uint32_t
 			rc = bad(r, at + 4, "stem %u does not end with a NUL byte", i);
 			goto out;
 		}
-		stem_str[i] = keep(r, (const char *)p);
+		stem_str[i] = keep(r, (const char *)p, strlen((const char *)p) + 1);
 		stem_len[i] = n;
 	}
 	at = r->off;
@@ -361,10 +342,10 @@ static int parse_v5(struct fc_set *set, unsigned fileno_, struct rd *r, uint32_t
 		if ((rc = u32(r, "the context length", &n)) ||
 		    (rc = cstring(r, n, "context", &ctx)))
 			goto out;
-		ctx = keep(r, ctx);
+		ctx = keep(r, ctx, n);
 		if ((rc = u32(r, "the regex length", &n)) || (rc = cstring(r, n, "regex", &re)))
 			goto out;
-		re = keep(r, re);
+		re = keep(r, re, n);
 		at = r->off;
 		if ((rc = u32(r, "the mode", &mode)))
 			goto out;
@@ -414,12 +395,13 @@ out:
 
 /* ---- version 6 ---- */
 
+/* A spec as read; its ordinal is its place in v6.e, plus one (24 bytes an entry, not 32, keep
+ * refpolicy's arena, with the read-ahead ring, in one huge page) */
 struct ent {
 	const char *regex;
 	const char *context;
 	mode_t mode;
 	uint32_t lineno;     /* source line of a regex spec; 0 for a literal spec */
-	unsigned ordinal;    /* 1-based position in the file */
 };
 
 struct v6 {
@@ -462,7 +444,7 @@ static int v6_regex(struct rd *r, const char **re)
 	uint16_t n;
 	int rc = u16(r, "the regex length", &n);
 	if (!rc && !(rc = cstring(r, n, "regex", re)))
-		*re = keep(r, *re);
+		*re = keep(r, *re, n);
 	return rc;
 }
 
@@ -502,17 +484,17 @@ static int v6_node(struct rd *r, struct v6 *t, unsigned depth, const char **stem
 		return bad(r, at + 2, "a node's stem does not end with a NUL byte");
 	if (depth && (rc = check_field(r, at + 2, (const char *)stem, (size_t)sl - 1u, "node stem")))
 		return rc;
-	*stem_out = keep(r, (const char *)stem);
+	*stem_out = keep(r, (const char *)stem, sl);
 
 	at = r->off;
 	if ((rc = u32(r, "the literal spec count", &nlit)) ||
 	    (rc = count_fits(r, at, nlit, 13, "literal specs")))
 		return rc;
 	for (uint32_t i = 0; i < nlit; i++) {
-		struct ent e = { .ordinal = (unsigned)t->n + 1 };
+		struct ent e = {0};
 		const char *lit;
 		uint16_t n;
-		r->spec = e.ordinal;
+		r->spec = (unsigned)t->n + 1;
 		if ((rc = v6_context(r, t, &e)) || (rc = v6_regex(r, &e.regex)))
 			return rc;
 		at = r->off;
@@ -529,9 +511,9 @@ static int v6_node(struct rd *r, struct v6 *t, unsigned depth, const char **stem
 	    (rc = count_fits(r, at, nre, 18, "regex specs")))
 		return rc;
 	for (uint32_t i = 0; i < nre; i++) {
-		struct ent e = { .ordinal = (unsigned)t->n + 1 };
+		struct ent e = {0};
 		uint16_t prefix;
-		r->spec = e.ordinal;
+		r->spec = (unsigned)t->n + 1;
 		if ((rc = v6_context(r, t, &e)))
 			return rc;
 		at = r->off;
@@ -572,13 +554,40 @@ static int v6_node(struct rd *r, struct v6 *t, unsigned depth, const char **stem
 	return 0;
 }
 
-/* The order 3.4's rules need: regex specs by source line, then literal specs. */
-static int by_line(const void *a, const void *b)
+/*
+ * The order 3.4's rules need: regex specs by source line, then literal specs in file order. The
+ * specs' ordinals (file order) sorted by that key, a literal spec's being UINT32_MAX (a regex
+ * spec's line is below): a radix sort, a byte of the key a pass, which keeps the file order of
+ * equal keys (qsort's calls to a comparison were a tenth of a load).
+ */
+static uint32_t order_key(const struct ent *e)
 {
-	const struct ent *x = a, *y = b;
-	if (x->lineno != y->lineno)
-		return x->lineno < y->lineno ? -1 : 1;
-	return x->ordinal < y->ordinal ? -1 : x->ordinal > y->ordinal;
+	return e->lineno ? e->lineno : UINT32_MAX;
+}
+
+/* Returns the order in a malloc'd block (in the arena, it would outlive the load under the
+ * specs' analyses: refpolicy's index then needs a second huge page). */
+static uint32_t *v6_order(const struct v6 *t)
+{
+	uint32_t *a = malloc((2 * t->n + 1) * sizeof(*a)), *b = a + t->n, *block = a;
+
+	if (!a)
+		return NULL;
+	for (size_t i = 0; i < t->n; i++)
+		a[i] = (uint32_t)i;
+	for (unsigned shift = 0; shift < 32; shift += 8) {
+		size_t count[257] = {0};
+		for (size_t i = 0; i < t->n; i++)
+			count[(order_key(&t->e[a[i]]) >> shift & 255) + 1]++;
+		for (unsigned k = 0; k < 256; k++)
+			count[k + 1] += count[k];
+		for (size_t i = 0; i < t->n; i++)
+			b[count[order_key(&t->e[a[i]]) >> shift & 255]++] = a[i];
+		uint32_t *swap = a;
+		a = b;
+		b = swap;
+	}
+	return a == block ? a : NULL; /* four passes: back in the first half */
 }
 
 static int parse_v6(struct fc_set *set, unsigned fileno_, struct rd *r, bool pcre1)
@@ -587,7 +596,7 @@ static int parse_v6(struct fc_set *set, unsigned fileno_, struct rd *r, bool pcr
 	const unsigned char *p;
 	const char *root;
 	uint64_t total;
-	size_t at, nre = 0, total_at = r->off;
+	size_t at, total_at = r->off;
 	int rc;
 
 	if ((rc = take(r, 8, "the spec count", &p)))
@@ -641,28 +650,20 @@ static int parse_v6(struct fc_set *set, unsigned fileno_, struct rd *r, bool pcr
 			 (unsigned long long)total, t.n);
 		goto out;
 	}
-	/* regex specs first, by source line: room for the specs first, so that the sorted copy is
-	 * the arena's latest block, given back when done */
+	/* room for the specs at once (a list grown as it goes leaves its old copies in the
+	 * arena) */
 	if ((rc = fc_reserve(set, t.n)))
 		goto out;
-	struct ent *sorted = fc_balloc(set, (t.n + 1) * sizeof(*sorted), 16);
-	if (!sorted) {
+	uint32_t *order = v6_order(&t);
+	if (!order) {
 		rc = ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < t.n; i++)
-		if (t.e[i].lineno)
-			sorted[nre++] = t.e[i];
-	qsort(sorted, nre, sizeof(*sorted), by_line);
-	/* then literal specs, in file order */
-	size_t k = nre;
-	for (size_t i = 0; i < t.n; i++)
-		if (!t.e[i].lineno)
-			sorted[k++] = t.e[i];
-	for (size_t i = 0; i < k && !rc; i++)
-		rc = add_spec(set, fileno_, sorted[i].ordinal, sorted[i].regex, sorted[i].context,
-			      sorted[i].mode, NULL);
-	fc_bshrink(set, sorted, 0);
+	for (size_t i = 0; i < t.n && !rc; i++) {
+		const struct ent *e = &t.e[order[i]];
+		rc = add_spec(set, fileno_, order[i] + 1, e->regex, e->context, e->mode, NULL);
+	}
+	free(order);
 out:
 	free(t.ctx);
 	return rc;
@@ -703,11 +704,13 @@ static int parse_all(struct fc_set *set, unsigned fileno_, struct rd *r)
 int fc_parse_bin(struct fc_set *set, unsigned fileno_, const char *buf, int fd, size_t len,
 		 struct fc_error *err)
 {
-	struct rd r = { .b = (const unsigned char *)buf, .wlen = buf ? len : 0, .fd = buf ? -1 : fd,
-			.len = len, .path = set->names[fileno_], .err = err, .set = set };
-	int rc = parse_all(set, fileno_, &r);
+	struct rd r = { .b = (const unsigned char *)buf, .wlen = buf ? len : 0, .len = len,
+			.path = set->names[fileno_], .err = err, .set = set };
+	int rc = buf ? 0 : fc_ahead_open(&r.ah, set, fd, len, r.path, err);
 
-	free(r.wbuf);
+	if (!rc)
+		rc = parse_all(set, fileno_, &r);
+	fc_ahead_close(r.ah);
 	if (!rc && r.nomem)
 		rc = ENOMEM;
 	return rc;

@@ -426,16 +426,25 @@ static uint8_t fast_form(const struct spec *s, size_t rl)
 	return form;
 }
 
-size_t fc_shape_room(const struct spec *s)
+/*
+ * The half of the index that a spec's regex alone decides: its kind, required prefix, literal
+ * run and fast form. The compiled reader has it done as each spec is read: it then runs while
+ * the file's next chunks are read in (ahead.c), which is most of what hides that read. The
+ * index does it for the text's specs, as it did before (the text gains nothing from the move).
+ * Whether the regex compiles is left to fc_build_index, which compiles in spec order, so that
+ * the first bad regex is the one reported.
+ */
+/* The room analyze() needs for s: its longest prefix and run. */
+static size_t analyze_room(const struct spec *s)
 {
 	return 2 * strlen(s->pub.regex) + 4;
 }
 
-int fc_shape_spec(struct spec *s, char *p, size_t *used, struct fc_error *err)
+/* Analyses s, its prefix and run kept at p (analyze_room bytes); returns the bytes they hold. */
+static size_t analyze(struct spec *s, char *p)
 {
 	struct regex_shape sh;
-	size_t plen;
-	size_t rl = strlen(s->pub.regex), reqlen;
+	size_t rl = strlen(s->pub.regex), plen, reqlen;
 	char *req = p + rl + 2;
 
 	if (s->shaped) {
@@ -449,8 +458,8 @@ int fc_shape_spec(struct spec *s, char *p, size_t *used, struct fc_error *err)
 	s->q = p;
 	s->qlen = plen;
 	if (sh.stem_len) {
-		/* 3.4 tries a spec with a stem S only for keys whose stem is S: keys that
-		 * start with S "/". Fold that into the required prefix. */
+		/* 3.4 tries a spec with a stem S only for keys whose stem is S: keys that start
+		 * with S "/". Fold that into the required prefix. */
 		const char *stem = s->pub.regex;
 		size_t sl = sh.stem_len;
 		size_t common = plen < sl + 1 ? plen : sl + 1;
@@ -471,46 +480,71 @@ int fc_shape_spec(struct spec *s, char *p, size_t *used, struct fc_error *err)
 	s->reqfrom = plen;
 	fc_pairs(req, reqlen, s->pairs);
 	req[reqlen] = 0;
-	/* the scan had room for the longest prefix and run; they keep only what they hold
-	 * (the arena's huge pages are cleared whole: refpolicy's index then fits in one) */
 	s->req = memmove(p + s->qlen + 1, req, reqlen + 1);
-	*used += s->qlen + reqlen + 2;
 	if (s->kind == SK_LITERAL) {
 		s->lit = s->q;
 		s->litlen = s->qlen;
-		return 0;
+	} else {
+		s->unsure = !fc_regex_surely_compiles(s->pub.regex);
+		s->form = fast_form(s, rl);
 	}
-	s->form = fast_form(s, rl);
-	return fc_regex_surely_compiles(s->pub.regex) ? 0 : compile_one(s, err);
+	return s->qlen + reqlen + 2;
+}
+
+/* The arena keeps what the analyses hold, cut to that (its huge pages are cleared whole:
+ * refpolicy's index then fits in one). */
+int fc_analyze_spec(struct fc_set *set, struct spec *s)
+{
+	char *p = fc_balloc(set, analyze_room(s), 1);
+
+	if (!p)
+		return ENOMEM;
+	fc_bshrink(set, p, analyze(s, p));
+	return 0;
+}
+
+size_t fc_shape_room(const struct spec *s)
+{
+	return analyze_room(s);
+}
+
+int fc_shape_spec(struct spec *s, char *p, size_t *used, struct fc_error *err)
+{
+	*used += analyze(s, p);
+	return s->kind != SK_LITERAL && s->unsure ? compile_one(s, err) : 0;
 }
 
 int fc_build_index(struct fc_set *set, struct fc_error *err)
 {
-	size_t total = 0, nlit = 0, used = 0;
+	size_t nlit = 0;
 	unsigned pos_plain = 0, pos_regex = 0;
-	char *arena;
 	int rc;
 
+	/* the specs the readers have not analysed (the text's), in one block of the arena, as
+	 * before the compiled reader analysed its own */
+	size_t room = 0, used = 0;
 	for (size_t i = 0; i < set->nspecs; i++)
-		total += fc_shape_room(&set->specs[i]);
-	arena = fc_balloc(set, total + 1, 1);
-	if (!arena)
+		if (!set->specs[i].q)
+			room += analyze_room(&set->specs[i]);
+	char *p = room ? fc_balloc(set, room, 1) : NULL;
+	if (room && !p)
 		return ENOMEM;
-
 	for (size_t i = 0; i < set->nspecs; i++) {
 		struct spec *s = &set->specs[i];
-
-		if ((rc = fc_shape_spec(s, arena + used, &used, err)))
-			return rc;
+		if (!s->q)
+			used += analyze(s, p + used);
 		if (s->kind == SK_LITERAL) {
 			s->tier_pos = pos_plain++;
 			if (!s->dead)
 				nlit++;
 		} else {
+			if (s->unsure && (rc = compile_one(s, err)))
+				return rc;
 			s->tier_pos = s->kind == SK_PLAINRE ? pos_plain++ : pos_regex++;
 		}
 	}
-	fc_bshrink(set, arena, used);
+	if (p)
+		fc_bshrink(set, p, used);
 	set->plain.nspecs = pos_plain;
 	set->regex.nspecs = pos_regex;
 

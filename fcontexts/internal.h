@@ -28,12 +28,13 @@ struct spec {
 	uint8_t tclass;     /* 0 untyped, 1..7 */
 	bool none;          /* context is <<none>> */
 	bool dead;          /* its stem can never equal a key's stem: never tried */
+	bool unsure;        /* its regex might not compile (fc_regex_surely_compiles false) */
 	char *lit;          /* SK_LITERAL: the string it matches (escapes resolved) */
 	size_t litlen;
 	char *q;            /* a key must start with q to be a candidate (stem rule included) */
 	size_t qlen;
 	/* "^REGEX$" (NULL for SK_LITERAL): compiled at load when the regex might not compile
-	 * (fc_regex_surely_compiles false), otherwise when first needed (fc_code) */
+	 * (unsure), otherwise when first needed (fc_code) */
 	_Atomic(pcre2_code *) re;
 	char *req;          /* a literal every match contains at or after offset reqfrom... */
 	size_t reqlen;      /* ...of this length (0: none known) */
@@ -137,6 +138,7 @@ struct fc_set {
 	pthread_mutex_t lock; /* guards lazy chunk building */
 	char *warning;        /* what loading worked around (fc_load_warning), or NULL */
 	bool compare_only;    /* FC_COMPARE_ONLY: no index; the specs are not shaped */
+	unsigned char *ahead_ring; /* ahead.c's ring, in the arena: for every compiled file read */
 	/* digest.c: built by the first fc_digest under lock; one block kept in bufs */
 	_Atomic(struct fc_dindex *) dindex;
 };
@@ -190,6 +192,17 @@ static inline bool fc_bin_magic(const char *buf, size_t len)
 int fc_parse_bin(struct fc_set *set, unsigned fileno_, const char *buf, int fd, size_t len,
 		 struct fc_error *err);
 
+/* ahead.c: a compiled file's bytes, read ahead on a thread of its own when it is large. The
+ * caller asks for ranges [off, off + n) at increasing offsets (within len); each call gives the
+ * bytes [*base, *base + *len) at *b, which hold the range and stay valid until the next call.
+ * Errors (read failures, a file that shrank) are set in err, naming path. */
+struct fc_ahead;
+int fc_ahead_open(struct fc_ahead **out, struct fc_set *set, int fd, size_t len,
+		  const char *path, struct fc_error *err);
+int fc_ahead_get(struct fc_ahead *a, size_t off, size_t n, const unsigned char **b,
+		 size_t *base, size_t *len);
+void fc_ahead_close(struct fc_ahead *a);
+
 /* load.c: one file, text or compiled */
 int fc_parse_file(struct fc_set *set, const char *path, bool optional, struct fc_error *err);
 
@@ -227,6 +240,9 @@ bool fc_literal_span(const char *re, size_t n, char *out, size_t *outlen);
 bool fc_regex_surely_compiles(const char *re);
 
 /* index.c */
+/* The per-spec half of the index (kind, required prefix, literal run, form; q set), for a spec
+ * not yet pushed or in the list (fc_build_index does it for every spec without q). */
+int fc_analyze_spec(struct fc_set *set, struct spec *s);
 int fc_build_index(struct fc_set *set, struct fc_error *err);
 /* What the index derives from one spec alone (kind, q, lit, req, dead, form), into p: room
  * for fc_shape_room(s) bytes, of which it takes what *used grows by. A regex that might not

@@ -10,7 +10,8 @@
 #   - random policies (tests/gen_fc.py adversarial), compiled;
 #   - the older layouts 1 to 4 and PCRE1's (written by tests/fcbin.py);
 #   - damaged files: named damages must be refused naming the byte offset, and random flips and
-#     truncations must give exit status 0 or 2, nothing else.
+#     truncations must give exit status 0 or 2, nothing else; small files, and refpolicy's, which
+#     are large enough to be read ahead on a thread (fcontexts/ahead.c).
 # With a libselinux 3.8 sefcontext_compile ($SEFCONTEXT_COMPILE_NEW, default
 # ~/.cache/libselinux-new/sefcontext_compile: build utils/sefcontext_compile from the source that
 # ../shared/tools/build-libselinux-new downloads, linked with src/libselinux.a), refpolicy,
@@ -183,25 +184,29 @@ for v in 2 3 4; do
 done
 
 # ---- damaged files ----
-for f in "$OUT/small/v5.bin" "$OUT/small/quirks.v6.bin"; do
-	d=$f.damaged
-	"$PY" "$FCBIN" corrupt "$f" "$d" >"$d.list" || die "fcbin.py corrupt"
+# damaged F: F's named damages (tests/fcbin.py corrupt) refused, naming the byte offset
+damaged() {
+	_d=$1.damaged
+	rm -rf "$_d"
+	"$PY" "$FCBIN" corrupt "$1" "$_d" >"$_d.list" || die "fcbin.py corrupt"
 	while read -r name off; do
-		"$FCLABEL" lookup -S "$d/$name" /etc/passwd >"$d/$name.stdout" 2>"$d/$name.stderr"
+		"$FCLABEL" lookup -S "$_d/$name" /etc/passwd >"$_d/$name.stdout" 2>"$_d/$name.stderr"
 		rc=$?
-		check "${f##*/} $name: refused" "$rc" 2
-		check "${f##*/} $name: nothing on stdout" "$(cat "$d/$name.stdout")" ""
+		check "${1##*/} $name: refused" "$rc" 2
+		check "${1##*/} $name: nothing on stdout" "$(cat "$_d/$name.stdout")" ""
 		[ "$off" = - ] && off="[0-9]*"
-		check_match "${f##*/} $name: message" "$(cat "$d/$name.stderr")" \
-			"fclabel lookup: $d/$name: compiled file_contexts: at byte offset $off[: ]*"
-	done <"$d.list"
-done
-# random damage: a clean refusal (2) or a load that answers (0); never a crash
-for f in "$OUT/small/v5.bin" "$OUT/small/v5r.bin" "$OUT/small/quirks.v6.bin"; do
-	d=$f.mutants
-	"$PY" "$FCBIN" mutate --seed "$FC_SEED" --count 200 "$f" "$d" || die "fcbin.py mutate"
+		check_match "${1##*/} $name: message" "$(cat "$_d/$name.stderr")" \
+			"fclabel lookup: $_d/$name: compiled file_contexts: at byte offset $off[: ]*"
+	done <"$_d.list"
+}
+# mutants F COUNT: random damage to F gives a clean refusal (2) or a load that answers (0),
+# never a crash
+mutants() {
+	_d=$1.mutants
+	rm -rf "$_d"
+	"$PY" "$FCBIN" mutate --seed "$FC_SEED" --count "$2" "$1" "$_d" || die "fcbin.py mutate"
 	n0=0 n2=0 nbad=0
-	for m in "$d"/m*; do
+	for m in "$_d"/m*; do
 		"$FCLABEL" lookup -S "$m" /usr/bin/ls >"$m.stdout" 2>"$m.stderr"
 		rc=$?
 		case $rc in
@@ -210,9 +215,21 @@ for f in "$OUT/small/v5.bin" "$OUT/small/v5r.bin" "$OUT/small/quirks.v6.bin"; do
 		*) nbad=$((nbad + 1)); say "  $m: exit status $rc: $(head -n 3 "$m.stderr")" ;;
 		esac
 	done
-	say "${f##*/}: 200 damaged copies: $n0 loaded, $n2 refused, $nbad otherwise"
-	check "${f##*/}: 200 damaged copies, each loaded or refused" "$nbad" 0
+	say "${1##*/}: $2 damaged copies: $n0 loaded, $n2 refused, $nbad otherwise"
+	check "${1##*/}: $2 damaged copies, each loaded or refused" "$nbad" 0
+}
+for f in "$OUT/small/v5.bin" "$OUT/small/quirks.v6.bin"; do
+	damaged "$f"
 done
+for f in "$OUT/small/v5.bin" "$OUT/small/v5r.bin" "$OUT/small/quirks.v6.bin"; do
+	mutants "$f" 200
+done
+# read ahead on a thread (FCLABEL_AHEAD=thread: as a file of a MiB or more is on a machine with a
+# core free), the same answers and the same refusals
+export FCLABEL_AHEAD=thread
+diff_all "small v5, read ahead on a thread" "$OUT/small/v5.bin" "$OUT/small/q" "$OUT/small/text.out"
+damaged "$OUT/small/v5.bin"
+unset FCLABEL_AHEAD
 
 # ---- refpolicy ----
 fc=$SHARED/refpolicy/file_contexts
@@ -244,11 +261,29 @@ if [ -f "$fc" ]; then
 	ours "" "$r/base/file_contexts" "$r/q8" "$r/base-text.out" || die "fclabel on refpolicy"
 	oracle "" "$r/base.bin" "$r/q8" "$r/oracle-base.out" parallel
 	diff_all "refpolicy -r, alone" "$r/base.bin" "$r/q8" "$r/base-text.out" "$r/oracle-base.out"
+	# a file of a MiB or more is read ahead on a thread of its own (fcontexts/ahead.c) when a
+	# core is free: forced here both ways, the same answers, and damages found where they are
+	check "refpolicy .bin: large enough to be read ahead" \
+		"$([ "$(wc -c <"$r/full/file_contexts.bin")" -ge 1048576 ] && echo yes)" yes
+	for ahead in thread none; do
+		export FCLABEL_AHEAD=$ahead
+		diff_all "refpolicy .bin + .homedirs.bin (FCLABEL_AHEAD=$ahead)" "$r/full/file_contexts" \
+			"$r/q" "$r/text.out"
+		damaged "$r/full/file_contexts.bin"
+		mutants "$r/full/file_contexts.bin" 40
+	done
+	unset FCLABEL_AHEAD
 	if [ -n "$SEFC_NEW" ]; then
 		"$SEFC_NEW" -o "$r/v6.bin" "$fc" 2>/dev/null || die "$SEFC_NEW refpolicy"
 		"$PY" "$FCBIN" totext "$r/v6.bin" "$r/v6.txt" || die "fcbin.py totext"
 		oracle "" "$r/v6.txt" "$r/q8" "$r/oracle-v6.out" parallel
 		diff_all "refpolicy v6" "$r/v6.bin" "$r/q8" "$r/oracle-v6.out"
+		for ahead in thread none; do
+			export FCLABEL_AHEAD=$ahead
+			damaged "$r/v6.bin"
+			mutants "$r/v6.bin" 40
+		done
+		unset FCLABEL_AHEAD
 		"$PY" "$FCBIN" filter --real-modes "$r/q" "$r/q.real" || die "fcbin.py filter"
 		ours "" "$r/base/file_contexts" "$r/q.real" "$r/text-real.out" || die "fclabel on refpolicy"
 		diff_all "refpolicy v6 (real modes)" "$r/v6.bin" "$r/q.real" "$r/text-real.out"
