@@ -173,6 +173,19 @@ static void sb_mark(const struct ov *o, char *sb, bool on)
 	}
 }
 
+/* A new held block blk, its contents to be filled: where they go (NULL: *rc says why). */
+static char *add(struct ov *o, uint64_t blk, errcode_t *rc)
+{
+	if (o->n == o->cap && (*rc = grow(o)))
+		return NULL;
+	size_t b = slot_of(o, blk);
+	while (o->idx[b])
+		b = (b + 1) & o->mask;
+	o->blk[o->n] = blk;
+	o->idx[b] = (uint32_t)++o->n;
+	return o->data + (o->n - 1) * (size_t)o->bs;
+}
+
 /* Holds data as block blk's new contents (unless it is what the disk has). */
 static errcode_t hold(struct ov *o, uint64_t blk, const char *data)
 {
@@ -195,14 +208,25 @@ static errcode_t hold(struct ov *o, uint64_t blk, const char *data)
 		return rc;
 	if (!memcmp(o->tmp, src, o->bs))
 		return 0;
-	if (o->n == o->cap && (rc = grow(o)))
+	if (!(h = add(o, blk, &rc)))
 		return rc;
-	size_t b = slot_of(o, blk);
-	while (o->idx[b])
-		b = (b + 1) & o->mask;
-	o->blk[o->n] = blk;
-	memcpy(o->data + o->n * (size_t)o->bs, src, o->bs);
-	o->idx[b] = (uint32_t)++o->n;
+	memcpy(h, src, o->bs);
+	return 0;
+}
+
+/* A part of block blk that is not held, written: merged into what the disk has, read once (a
+ * label in an inode, the first in its block). */
+static errcode_t hold_part(struct ov *o, uint64_t blk, size_t from, size_t n, const char *data)
+{
+	errcode_t rc = lower_read(o, blk * o->bs, o->bs, o->tmp2);
+	char *h;
+
+	if (rc || !memcmp(o->tmp2 + from, data, n))
+		return rc;
+	if (!(h = add(o, blk, &rc)))
+		return rc;
+	memcpy(h, o->tmp2, o->bs);
+	memcpy(h + from, data, n);
 	return 0;
 }
 
@@ -222,6 +246,8 @@ static errcode_t write_bytes(struct ov *o, uint64_t off, size_t len, const char 
 		} else if (b != o->sb_blk && (h = held(o, b))) {
 			/* (a label in an inode: the bytes alone, not the block twice) */
 			memcpy(h + from, data, n);
+		} else if (b != o->sb_blk) {
+			rc = hold_part(o, b, from, n, data);
 		} else {
 			h = held(o, b);
 			if (h) {
