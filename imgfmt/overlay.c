@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "internal.h"
 
@@ -50,6 +51,7 @@ struct ov {
 	uint64_t *blk;
 	char *data;
 	size_t n, cap;
+	size_t ready;       /* bytes of data whose pages are made (prefault) */
 	uint32_t *idx;
 	size_t mask;
 	uint64_t sb_blk;    /* the block holding the primary superblock, and where in it */
@@ -173,11 +175,32 @@ static void sb_mark(const struct ov *o, char *sb, bool on)
 	}
 }
 
+/* The next PREFAULT bytes of data (at most to cap) made at once, where the kernel can
+ * (MADV_POPULATE_WRITE, Linux 5.14): a label holds an inode table's worth (50 MiB for 200,000
+ * inodes), each page first met by a copy, and a fault for each 4 KiB page was a tenth of a
+ * label's time. A step at a time, so that at most a step more than is used is made. */
+#define PREFAULT ((size_t)1 << 20)
+static void prefault(struct ov *o)
+{
+	size_t end = o->cap * (size_t)o->bs;
+	if (end > o->ready + PREFAULT)
+		end = o->ready + PREFAULT;
+#ifdef MADV_POPULATE_WRITE
+	uintptr_t pg = 4096, a = ((uintptr_t)o->data + o->ready + pg - 1) & ~(pg - 1);
+	uintptr_t e = ((uintptr_t)o->data + end) & ~(pg - 1);
+	if (e > a)
+		(void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+#endif
+	o->ready = end;
+}
+
 /* A new held block blk, its contents to be filled: where they go (NULL: *rc says why). */
 static char *add(struct ov *o, uint64_t blk, errcode_t *rc)
 {
 	if (o->n == o->cap && (*rc = grow(o)))
 		return NULL;
+	if ((o->n + 1) * (size_t)o->bs > o->ready)
+		prefault(o);
 	size_t b = slot_of(o, blk);
 	while (o->idx[b])
 		b = (b + 1) & o->mask;
