@@ -8,6 +8,9 @@
 #   htree     the 4 KiB image after e2fsck -fyD (indexed directories: left to the library)
 #   badsum    a byte of one directory block changed: its checksum fails (the library's words)
 #   ext3      no extents (the library's block map)
+#   eio       a bad block (tests/readeio.c) just past directory blocks, free: read ahead only, so
+#             not the run's error (exit 0, the same listing); the root's directory block bad:
+#             the run's error, as through the library
 . "${TOP:-$(cd "$(dirname "$0")/.." && pwd)}/tests/imglib.sh"
 need_image_tools
 cd "$OUT" || exit 1
@@ -59,4 +62,21 @@ done
 expect_match "plain: the big directory is all there" "$(grep -c 'file-with-a-longer' plain.own.out)" 2995
 expect_match "badsum: the library's words" "$(cat badsum.own.err)" "*checksum*"
 expect_match "plain: labeled" "$(cat plain.lown.err)" "*changed 30*"
+
+# ---- eio ----
+if cc -shared -fPIC -O2 -o readeio.so "$TOP/tests/readeio.c" -ldl 2>/dev/null; then
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+	last=$(debugfs -R "blocks /e" plain.img 2>/dev/null | awk '{ print $NF }')
+	free=$(debugfs -R "ffb 1 $last" plain.img 2>/dev/null | awk '{ print $NF }')
+	expect_eq "eio: a free block within a window of /e's" "$([ $((free - last)) -lt 16 ] && echo yes)" yes
+	READ_EIO_AT=$((free * 4096)) LD_PRELOAD=$OUT/readeio.so "$FCLABEL" dump plain.img >eio.out 2>eio.err
+	expect_eq "eio: a bad block read ahead only: exit 0" "$?" 0
+	expect_eq "eio: ... the same listing" "$(cmp -s eio.out plain.own.out && echo same)" same
+	root=$(debugfs -R "blocks /" plain.img 2>/dev/null | awk '{ print $1 }')
+	READ_EIO_AT=$((root * 4096)) LD_PRELOAD=$OUT/readeio.so "$FCLABEL" dump plain.img >eio2.out 2>eio2.err
+	expect_eq "eio: the root's directory block bad: exit 2" "$?" 2
+	expect_match "eio: ... says which block" "$(cat eio2.err)" "*read of block $root failed*"
+else
+	echo "no C compiler for the read shim: the eio case skipped"
+fi
 finish

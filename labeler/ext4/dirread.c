@@ -129,12 +129,13 @@ static char *blocks_at(struct dirread *r, blk64_t start, unsigned n)
 	if (r->n && start >= r->at && start + n <= r->at + r->n)
 		return r->buf + (size_t)(start - r->at) * fs->blocksize;
 	r->n = 0;
-	if (io_channel_read_blk64(fs->io, start, (int)want, r->buf)) {
-		/* (what cannot be read may be past the run: the run alone, as the library reads) */
-		want = n;
-		if (io_channel_read_blk64(fs->io, start, (int)want, r->buf))
-			return NULL;
-	}
+	/* (a block past the run that cannot be read is not the run's error: the run alone is
+	 * read again, as the library reads it, and its error is the one that counts) */
+	imgfmt_read_ahead(want > n);
+	errcode_t rc = io_channel_read_blk64(fs->io, start, (int)want, r->buf);
+	imgfmt_read_ahead(false);
+	if (rc && (want == n || io_channel_read_blk64(fs->io, start, (int)(want = n), r->buf)))
+		return NULL;
 	r->at = start;
 	r->n = want;
 	return r->buf;
