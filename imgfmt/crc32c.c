@@ -30,7 +30,13 @@
 #define CRC32C_POLY 0x82f63b78u
 
 static uint32_t table[8][256];
+/* LANE zero bytes' effect on a crc, a byte of it at a time: the crc is linear in its seed, so
+ * lane_shift[k][b] is the XOR of the columns (one seed bit each) of b's bits, byte k. */
+#define LANE 1344u /* (3 lanes: 4032 bytes, a 4 KiB block's step with room for a tail) */
+static uint32_t lane_shift[4][256];
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+
+static uint32_t crc32c_soft(uint32_t crc, const unsigned char *p, size_t n);
 
 static void table_init(void)
 {
@@ -43,6 +49,18 @@ static void table_init(void)
 	for (unsigned i = 0; i < 256; i++)
 		for (int t = 1; t < 8; t++)
 			table[t][i] = (table[t - 1][i] >> 8) ^ table[0][table[t - 1][i] & 0xff];
+	static const unsigned char zeros[LANE];
+	uint32_t col[32];
+	for (int b = 0; b < 32; b++)
+		col[b] = crc32c_soft(1u << b, zeros, LANE);
+	for (int k = 0; k < 4; k++)
+		for (unsigned v = 0; v < 256; v++) {
+			uint32_t x = 0;
+			for (int b = 0; b < 8; b++)
+				if (v >> b & 1)
+					x ^= col[8 * k + b];
+			lane_shift[k][v] = x;
+		}
 }
 
 /* Eight bytes a step (little-endian loads: the targets we build for are all little-endian). */
@@ -68,51 +86,62 @@ static uint32_t crc32c_soft(uint32_t crc, const unsigned char *p, size_t n)
 }
 
 #if defined(__x86_64__)
-__attribute__((target("sse4.2"))) static uint32_t crc32c_insn(uint32_t crc, const unsigned char *p,
-							      size_t n)
-{
-	while (n && ((uintptr_t)p & 7)) {
-		crc = _mm_crc32_u8(crc, *p++);
-		n--;
-	}
-	uint64_t c = crc;
-	for (; n >= 8; p += 8, n -= 8) {
-		uint64_t v;
-		memcpy(&v, p, 8);
-		c = _mm_crc32_u64(c, v);
-	}
-	crc = (uint32_t)c;
-	while (n--)
-		crc = _mm_crc32_u8(crc, *p++);
-	return crc;
-}
+#define INSN_TARGET __attribute__((target("sse4.2")))
+#define STEP8(c, b) _mm_crc32_u8(c, b)
+#define STEP64(c, v) ((uint32_t)_mm_crc32_u64(c, v))
 
 static int have_insn(void)
 {
 	return __builtin_cpu_supports("sse4.2");
 }
 #elif defined(__aarch64__)
-__attribute__((target("arch=armv8-a+crc"))) static uint32_t crc32c_insn(uint32_t crc,
-									 const unsigned char *p,
-									 size_t n)
-{
-	while (n && ((uintptr_t)p & 7)) {
-		crc = __builtin_aarch64_crc32cb(crc, *p++);
-		n--;
-	}
-	for (; n >= 8; p += 8, n -= 8) {
-		uint64_t v;
-		memcpy(&v, p, 8);
-		crc = __builtin_aarch64_crc32cx(crc, v);
-	}
-	while (n--)
-		crc = __builtin_aarch64_crc32cb(crc, *p++);
-	return crc;
-}
+#define INSN_TARGET __attribute__((target("arch=armv8-a+crc")))
+#define STEP8(c, b) __builtin_aarch64_crc32cb(c, b)
+#define STEP64(c, v) __builtin_aarch64_crc32cx(c, v)
 
 static int have_insn(void)
 {
 	return (getauxval(AT_HWCAP) & HWCAP_CRC32) != 0;
+}
+#endif
+
+#ifdef STEP64
+/* The instruction takes a few cycles to give its result but can start one each cycle: three
+ * lanes of LANE bytes each (a 4 KiB directory or journal block is one such step and a tail), each
+ * lane's crc then moved past the lanes after it (lane_shift) and the three combined. */
+static uint32_t lane_move(uint32_t c)
+{
+	return lane_shift[0][c & 0xff] ^ lane_shift[1][(c >> 8) & 0xff] ^
+	       lane_shift[2][(c >> 16) & 0xff] ^ lane_shift[3][c >> 24];
+}
+
+INSN_TARGET static uint32_t crc32c_insn(uint32_t crc, const unsigned char *p, size_t n)
+{
+	while (n && ((uintptr_t)p & 7)) {
+		crc = STEP8(crc, *p++);
+		n--;
+	}
+	for (; n >= 3 * LANE; p += 3 * LANE, n -= 3 * LANE) {
+		uint32_t c0 = crc, c1 = 0, c2 = 0;
+		for (size_t i = 0; i < LANE; i += 8) {
+			uint64_t a, b, c;
+			memcpy(&a, p + i, 8);
+			memcpy(&b, p + LANE + i, 8);
+			memcpy(&c, p + 2 * LANE + i, 8);
+			c0 = STEP64(c0, a);
+			c1 = STEP64(c1, b);
+			c2 = STEP64(c2, c);
+		}
+		crc = lane_move(lane_move(c0) ^ c1) ^ c2;
+	}
+	for (; n >= 8; p += 8, n -= 8) {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		crc = STEP64(crc, v);
+	}
+	while (n--)
+		crc = STEP8(crc, *p++);
+	return crc;
 }
 #else
 #define crc32c_insn NULL
@@ -124,7 +153,10 @@ static int have_insn(void)
 
 crc32c_fn crc32c_insn_fn(void)
 {
-	return have_insn() ? crc32c_insn : NULL;
+	if (!have_insn())
+		return NULL;
+	pthread_once(&table_once, table_init);
+	return crc32c_insn;
 }
 
 crc32c_fn crc32c_soft_fn(void)

@@ -61,6 +61,10 @@ void imgfmt_set_tracked_inner(io_manager inner);
  * neither counted nor failed by FCLABEL_FAULT: a look at an image that is not the run's own
  * reading of it, so that the Nth I/O stays the run's Nth. Held for the calling thread only. */
 void imgfmt_fault_hold(bool hold);
+/* While on, reads on the calling thread through a tracked channel read ahead of what the caller
+ * needs: one the system fails is not recorded as the run's I/O error (the caller then reads what
+ * it needs alone, and that read's error is); one FCLABEL_FAULT fails is, as any. */
+void imgfmt_read_ahead(bool on);
 /* What the fault injector says (the I/O it fails, a setting it ignores), one message at a time
  * without a newline; NULL (the default): nothing is said. */
 typedef void (*imgfmt_log_fn)(void *arg, const char *msg);

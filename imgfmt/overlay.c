@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "internal.h"
 
@@ -50,6 +51,7 @@ struct ov {
 	uint64_t *blk;
 	char *data;
 	size_t n, cap;
+	size_t ready;       /* bytes of data whose pages are made (prefault) */
 	uint32_t *idx;
 	size_t mask;
 	uint64_t sb_blk;    /* the block holding the primary superblock, and where in it */
@@ -177,6 +179,40 @@ static void sb_mark(const struct ov *o, char *sb, bool on)
 	}
 }
 
+/* The next PREFAULT bytes of data (at most to cap) made at once, where the kernel can
+ * (MADV_POPULATE_WRITE, Linux 5.14): a label holds an inode table's worth (50 MiB for 200,000
+ * inodes), each page first met by a copy, and a fault for each 4 KiB page was a tenth of a
+ * label's time. A step at a time, so that at most a step more than is used is made. */
+#define PREFAULT ((size_t)1 << 20)
+static void prefault(struct ov *o)
+{
+	size_t end = o->cap * (size_t)o->bs;
+	if (end > o->ready + PREFAULT)
+		end = o->ready + PREFAULT;
+#ifdef MADV_POPULATE_WRITE
+	uintptr_t pg = 4096, a = ((uintptr_t)o->data + o->ready + pg - 1) & ~(pg - 1);
+	uintptr_t e = ((uintptr_t)o->data + end) & ~(pg - 1);
+	if (e > a)
+		(void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+#endif
+	o->ready = end;
+}
+
+/* A new held block blk, its contents to be filled: where they go (NULL: *rc says why). */
+static char *add(struct ov *o, uint64_t blk, errcode_t *rc)
+{
+	if (o->n == o->cap && (*rc = grow(o)))
+		return NULL;
+	if ((o->n + 1) * (size_t)o->bs > o->ready)
+		prefault(o);
+	size_t b = slot_of(o, blk);
+	while (o->idx[b])
+		b = (b + 1) & o->mask;
+	o->blk[o->n] = blk;
+	o->idx[b] = (uint32_t)++o->n;
+	return o->data + (o->n - 1) * (size_t)o->bs;
+}
+
 /* Holds data as block blk's new contents (unless it is what the disk has). */
 static errcode_t hold(struct ov *o, uint64_t blk, const char *data)
 {
@@ -199,14 +235,25 @@ static errcode_t hold(struct ov *o, uint64_t blk, const char *data)
 		return rc;
 	if (!memcmp(o->tmp, src, o->bs))
 		return 0;
-	if (o->n == o->cap && (rc = grow(o)))
+	if (!(h = add(o, blk, &rc)))
 		return rc;
-	size_t b = slot_of(o, blk);
-	while (o->idx[b])
-		b = (b + 1) & o->mask;
-	o->blk[o->n] = blk;
-	memcpy(o->data + o->n * (size_t)o->bs, src, o->bs);
-	o->idx[b] = (uint32_t)++o->n;
+	memcpy(h, src, o->bs);
+	return 0;
+}
+
+/* A part of block blk that is not held, written: merged into what the disk has, read once (a
+ * label in an inode, the first in its block). */
+static errcode_t hold_part(struct ov *o, uint64_t blk, size_t from, size_t n, const char *data)
+{
+	errcode_t rc = lower_read(o, blk * o->bs, o->bs, o->tmp2);
+	char *h;
+
+	if (rc || !memcmp(o->tmp2 + from, data, n))
+		return rc;
+	if (!(h = add(o, blk, &rc)))
+		return rc;
+	memcpy(h, o->tmp2, o->bs);
+	memcpy(h + from, data, n);
 	return 0;
 }
 
@@ -226,6 +273,8 @@ static errcode_t write_bytes(struct ov *o, uint64_t off, size_t len, const char 
 		} else if (b != o->sb_blk && (h = held(o, b))) {
 			/* (a label in an inode: the bytes alone, not the block twice) */
 			memcpy(h + from, data, n);
+		} else if (b != o->sb_blk) {
+			rc = hold_part(o, b, from, n, data);
 		} else {
 			h = held(o, b);
 			if (h) {

@@ -29,6 +29,8 @@ static bool fault_counting, fault_read;
 static _Thread_local bool fault_held; /* imgfmt_fault_hold: I/O that is not the run's (this
 				       * thread's: prescan.c's is never the run's) */
 
+static _Thread_local bool reading_ahead; /* imgfmt_read_ahead */
+
 static char io_error[512];
 static _Atomic int io_failed;
 
@@ -97,6 +99,11 @@ static void read_setting(void)
 void imgfmt_fault_hold(bool hold)
 {
 	atomic_store(&fault_held, hold);
+}
+
+void imgfmt_read_ahead(bool on)
+{
+	reading_ahead = on;
 }
 
 int imgfmt_fault(enum imgfmt_io kind)
@@ -241,11 +248,13 @@ static errcode_t tr_set_blksize(io_channel ch, int blksize)
 static errcode_t tr_read64(io_channel ch, unsigned long long block, int count, void *data)
 {
 	errcode_t rc = imgfmt_fault(IMGIO_READ);
+	bool injected = rc != 0;
 	if (!rc)
 		rc = io_channel_read_blk64(inner_of(ch), block, count, data);
 	/* a block past the image's end (a damaged pointer) is the caller's to report: only what
-	 * the system refused stops the run */
-	if (rc && rc != EXT2_ET_SHORT_READ)
+	 * the system refused stops the run, and only when the caller needed it (a failure
+	 * FCLABEL_FAULT injects is the run's: it stands for a block the run needed) */
+	if (rc && rc != EXT2_ET_SHORT_READ && (injected || !reading_ahead))
 		record(ch, "read", block, rc);
 	return rc;
 }

@@ -149,6 +149,22 @@ bool itable_window_read(struct itable_window *w, ext2_ino_t ino, struct ext2_ino
 bool inode_csum_ok(ext2_filsys fs, ext2_ino_t ino, struct ext2_inode_large *in);
 void inode_csum_set(ext2_filsys fs, ext2_ino_t ino, struct ext2_inode_large *in);
 
+/* ---- dirread.c ---- */
+/* A directory's entries in use, read as ext2fs_dir_iterate(fs, dir, 0, ...) reads them but a run
+ * of blocks at a time, for a directory whose extents are in its inode and whose every block
+ * passes the library's checks (dirread.c says which). */
+struct dirread;
+struct dirread *dirread_new(ext2_filsys fs);
+void dirread_free(struct dirread *d);
+/* fn as ext2fs_dir_iterate's; DIRENT_ABORT stops. 1: read (fn was given every entry, or
+ * stopped); 0: not one it reads, or a block failed a check or a read: what fn was given is to
+ * be dropped and the directory read by the library, whose errors say why. in: the inode as
+ * read. */
+typedef int (*dirread_fn)(struct ext2_dir_entry *d, int offset, int blocksize, char *buf,
+			  void *arg);
+int dirread_entries(struct dirread *d, ext2_ino_t ino, const struct ext2_inode_large *in,
+		    dirread_fn fn, void *arg);
+
 /* ---- claims.c ---- */
 /* Every block the file system's metadata and its inodes (those in use, and the orphans) claim,
  * as e2fsck's pass 1 finds them, against each other and the block bitmap: the first block
