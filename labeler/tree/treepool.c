@@ -46,6 +46,11 @@ enum { U_PENDING, U_RUNNING, U_DONE };
 /* Entries of a directory in one unit: a few milliseconds of work, against a few microseconds
  * a unit costs. */
 #define PART 256
+/* Spare units and directories a thread takes from the pool's at once, and the largest buffers
+ * a spare unit keeps (records, bytes of names and labels). */
+#define SPARE_BATCH 64
+#define SPARE_RECS 64
+#define SPARE_ARENA 8192
 
 struct unit;
 
@@ -69,9 +74,10 @@ struct ahead {
 
 /* A directory: its path and descriptor, and a listing of more than one part. */
 struct dir {
-	struct dir *parent;
+	struct dir *parent;      /* (a spare's: the next spare) */
 	char *path;
 	size_t pathlen, namelen; /* its name ends the path */
+	size_t pathcap;
 	int fd;                  /* -1: not open (opened from the parent's when listed) */
 	dev_t dev;
 	ino_t ino;
@@ -83,7 +89,8 @@ struct dir {
  * first part lists the directory. */
 struct unit {
 	struct dir *d;
-	struct unit *next;       /* the next part, made when this one runs; final once done */
+	struct unit *next;       /* the next part, made when this one runs; final once done (a
+				  * spare's: the next spare) */
 	size_t pos;              /* where the part starts in d->ents */
 	bool lists;              /* the first part */
 	int state;
@@ -106,6 +113,10 @@ struct pool {
 	unsigned long fds, maxfds; /* descriptors of units waiting their turn */
 	bool no_xattrat;           /* getxattrat(2) is not there: labels read through descriptors */
 	bool stop;
+	/* what the engine is done with, for reuse: freed, a unit one thread made and another
+	 * frees takes the maker's malloc arena lock, and both threads slept on it */
+	struct unit *spare_units;
+	struct dir *spare_dirs;
 };
 
 /* One thread's buffers. */
@@ -118,6 +129,9 @@ struct worker {
 	struct unit **kids;
 	size_t nkids, capkids;
 	bool open_first; /* the last entry's label was written: open the next before reading */
+	struct unit *units; /* spares taken from the pool's */
+	struct dir *dirs;
+	unsigned nunits, ndirs;
 };
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -192,27 +206,6 @@ static int warn(struct unit *u, int kind, const char *name, size_t nl, const cha
 	return record(u, kind, name, nl, msg) ? 0 : ENOMEM;
 }
 
-/* The directory at path (its name the last namelen bytes) and its first part, to list it. */
-static struct unit *new_dir(struct dir *parent, const char *path, size_t pathlen, size_t namelen)
-{
-	struct dir *d = calloc(1, sizeof(*d));
-	struct unit *u = calloc(1, sizeof(*u));
-	if (!d || !u || !(d->path = malloc(pathlen + 1))) {
-		free(d);
-		free(u);
-		return NULL;
-	}
-	memcpy(d->path, path, pathlen);
-	d->path[pathlen] = 0;
-	d->pathlen = pathlen;
-	d->namelen = namelen;
-	d->parent = parent;
-	d->fd = -1;
-	u->d = d;
-	u->lists = true;
-	return u;
-}
-
 static void free_dir(struct pool *p, struct dir *d)
 {
 	if (d->fd >= 0) {
@@ -229,6 +222,70 @@ static void free_unit(struct unit *u)
 	free(u->recs);
 	free(u->arena);
 	free(u);
+}
+
+/* A unit of d: a spare of the worker's (with its buffers), or a new one; NULL when out of
+ * memory. */
+static struct unit *get_unit(struct worker *w, struct dir *d)
+{
+	struct unit *u = w->units;
+	if (u) {
+		w->units = u->next;
+		w->nunits--;
+		*u = (struct unit){ .recs = u->recs, .caprec = u->caprec, .arena = u->arena,
+				    .acap = u->acap };
+	} else if (!(u = calloc(1, sizeof(*u)))) {
+		return NULL;
+	}
+	u->d = d;
+	return u;
+}
+
+/* The directory at path (its name the last namelen bytes) and its first part, to list it. */
+static struct unit *new_dir(struct worker *w, struct dir *parent, const char *path,
+			    size_t pathlen, size_t namelen)
+{
+	struct dir *d = w->dirs;
+	struct unit *u;
+	if (d) {
+		w->dirs = d->parent;
+		w->ndirs--;
+		*d = (struct dir){ .path = d->path, .pathcap = d->pathcap };
+	} else if (!(d = calloc(1, sizeof(*d)))) {
+		return NULL;
+	}
+	d->fd = -1;
+	if (grow((void **)&d->path, &d->pathcap, pathlen + 1, 1) || !(u = get_unit(w, d))) {
+		free(d->path);
+		free(d);
+		return NULL;
+	}
+	memcpy(d->path, path, pathlen);
+	d->path[pathlen] = 0;
+	d->pathlen = pathlen;
+	d->namelen = namelen;
+	d->parent = parent;
+	u->lists = true;
+	return u;
+}
+
+/* Under the lock: spares for the worker from the pool's, when it has few. */
+static void take_spares(struct pool *p, struct worker *w)
+{
+	for (unsigned n = 0; w->nunits < SPARE_BATCH / 4 && p->spare_units && n < SPARE_BATCH; n++) {
+		struct unit *u = p->spare_units;
+		p->spare_units = u->next;
+		u->next = w->units;
+		w->units = u;
+		w->nunits++;
+	}
+	for (unsigned n = 0; w->ndirs < SPARE_BATCH / 4 && p->spare_dirs && n < SPARE_BATCH; n++) {
+		struct dir *d = p->spare_dirs;
+		p->spare_dirs = d->parent;
+		d->parent = w->dirs;
+		w->dirs = d;
+		w->ndirs++;
+	}
 }
 
 /* Whether directory sb is d or one above it (a bind mount loop). */
@@ -257,7 +314,7 @@ static int add_child(struct worker *w, struct unit *u, struct ahead *a, size_t p
 		     int fd, int e)
 {
 	struct pool *p = w->p;
-	struct unit *c = new_dir(u->d, w->path, pathlen, a->nlen);
+	struct unit *c = new_dir(w, u->d, w->path, pathlen, a->nlen);
 	if (!c || grow((void **)&w->kids, &w->capkids, w->nkids + 1, sizeof(*w->kids))) {
 		if (c) {
 			free_dir(p, c->d);
@@ -581,17 +638,17 @@ static size_t part_end(const char *ents, size_t size, size_t pos, size_t *n)
 
 /* The part after u, from pos on: on the pending stack for any thread (below the subdirectories
  * u finds, which the engine needs first). 0 or ENOMEM. */
-static int hand_on(struct pool *p, struct unit *u, size_t pos)
+static int hand_on(struct worker *w, struct unit *u, size_t pos)
 {
-	struct unit *n = calloc(1, sizeof(*n));
+	struct pool *p = w->p;
+	struct unit *n = get_unit(w, u->d);
 	if (!n)
 		return ENOMEM;
-	n->d = u->d;
 	n->pos = pos;
 	pthread_mutex_lock(&p->mu);
 	if (grow((void **)&p->pending, &p->cappending, p->npending + 1, sizeof(*p->pending))) {
 		pthread_mutex_unlock(&p->mu);
-		free(n);
+		free_unit(n);
 		return ENOMEM;
 	}
 	u->next = n;
@@ -642,7 +699,7 @@ static void run_unit(struct worker *w, struct unit *u)
 		w->f.ents = NULL;
 		w->f.cap = w->f.size = 0;
 	}
-	if (end < size && hand_on(w->p, u, end)) {
+	if (end < size && hand_on(w, u, end)) {
 		fatal(u, ENOMEM);
 		return;
 	}
@@ -656,6 +713,7 @@ static void take(struct worker *w, struct unit *u)
 	u->state = U_RUNNING;
 	u->counted = true;
 	p->live++;
+	take_spares(p, w);
 	pthread_mutex_unlock(&p->mu);
 	run_unit(w, u);
 	pthread_mutex_lock(&p->mu);
@@ -714,19 +772,55 @@ static void need(struct worker *w, struct unit *u)
 	pthread_mutex_unlock(&p->mu);
 }
 
-/* The engine is done with u (and, last, its directory). */
+/* The engine is done with u (and, last, its directory): spares, with buffers that are not
+ * large. */
 static void release(struct pool *p, struct unit *u, bool last)
 {
+	struct dir *d = u->d;
+	if (u->caprec > SPARE_RECS || u->acap > SPARE_ARENA) {
+		free(u->recs);
+		free(u->arena);
+		u->recs = NULL;
+		u->arena = NULL;
+		u->caprec = u->acap = 0;
+	}
+	if (last && d->fd >= 0) {
+		close(d->fd);
+		__atomic_fetch_sub(&p->fds, 1, __ATOMIC_RELAXED);
+	}
+	if (last) {
+		free(d->ents);
+		d->ents = NULL;
+	}
 	pthread_mutex_lock(&p->mu);
 	if (u->counted) {
 		p->live--;
 		p->buffered -= u->nrec;
 	}
+	u->next = p->spare_units;
+	p->spare_units = u;
+	if (last) {
+		d->parent = p->spare_dirs;
+		p->spare_dirs = d;
+	}
 	pthread_cond_broadcast(&p->work);
 	pthread_mutex_unlock(&p->mu);
-	if (last)
-		free_dir(p, u->d);
-	free_unit(u);
+}
+
+/* The spares of a list (linked by next, or by a directory's parent), freed. */
+static void free_spares(struct unit *u, struct dir *d)
+{
+	while (u) {
+		struct unit *n = u->next;
+		free_unit(u);
+		u = n;
+	}
+	while (d) {
+		struct dir *n = d->parent;
+		free(d->path);
+		free(d);
+		d = n;
+	}
 }
 
 /* Frees u, the parts after it and every unit below them that the engine will not walk, and
@@ -861,6 +955,7 @@ static long hand(struct tree *t, struct label_run *run, struct ahead *a)
 
 static void worker_free(struct worker *w)
 {
+	free_spares(w->units, w->dirs);
 	free(w->path);
 	free(w->val);
 	free(w->f.ents);
@@ -879,7 +974,7 @@ long tree_walk_threads(struct tree *t, struct label_run *run, int rootfd, const 
 	size_t depth = 0, cap = 0;
 	long rc = 0;
 	pthread_t *th = calloc(nw ? nw : 1, sizeof(*th));
-	struct unit *root = new_dir(NULL, t->path, t->pathlen, 0);
+	struct unit *root = ws ? new_dir(&ws[0], NULL, t->path, t->pathlen, 0) : NULL;
 
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY)
 		p.maxfds = rl.rlim_cur / 4 < 4096 ? rl.rlim_cur / 4 : 4096;
@@ -955,6 +1050,7 @@ long tree_walk_threads(struct tree *t, struct label_run *run, int rootfd, const 
 	}
 	for (unsigned i = 0; i < t->threads; i++)
 		worker_free(&ws[i]);
+	free_spares(p.spare_units, p.spare_dirs);
 	free(p.pending);
 	free(ws);
 	free(th);
