@@ -166,7 +166,7 @@ if extra == "links":
     for i in range(300):
         os.makedirs(P(b"plain/d%03d/sub" % i))
         open(P(b"plain/d%03d/sub/f" % i), "w").close()
-    # a directory longer than the walk's batches (16,384 entries), subdirectories and hard links
+    # a directory of many times the walk's parts (256 entries), subdirectories and hard links
     # spread through it
     os.makedirs(P(b"big"))
     for i in range(20000):

@@ -6,7 +6,10 @@
  * relative to the directory's descriptor, see by_name), looks its path up and, when the engine
  * would write that label anyway (label_writes_ahead: labeling, and not a hard-linked file),
  * writes it, always through a descriptor of the inode looked at. What it found is kept as a
- * record per entry; its subdirectories become units for any thread, taken depth first.
+ * record per entry; its subdirectories become units for any thread, taken depth first. A long
+ * directory is several units, parts of PART entries each: the thread that lists it hands the
+ * next part to any thread before it starts on the first, and so on, so that both threads work
+ * in it at once (a single /usr/share/man/man1 is a tenth of a system's files).
  *
  * The engine sees none of that order: the calling thread hands it the records in the one-thread
  * walk's order (depth first, each directory in getdents order), so every count, message, JSON
@@ -16,7 +19,8 @@
  * it waits. Memory and descriptors stay bounded: threads start no new unit while too many
  * records wait for the engine, and a subdirectory waiting for its turn keeps its descriptor only
  * while few do (else it is opened again from its parent's, which stays open until the engine
- * leaves the parent, and checked to be the directory listed).
+ * leaves the parent, and checked to be the directory listed). A directory's listing is read
+ * whole, as the one-thread walk reads it (tree_read_dir).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -35,14 +39,15 @@ enum { L_VALUE, L_NONE, L_ERROR };
 enum { WA_NOT, WA_OK, WA_FAILED };
 enum { U_PENDING, U_RUNNING, U_DONE };
 
-/* Threads start no new directory past these: records waiting for the engine, directories
- * started and not yet left (each holds a descriptor). */
+/* Threads start no new unit past these: records waiting for the engine, units started and not
+ * yet left. */
 #define MAX_BUFFERED 65536
 #define MAX_LIVE 1024
-/* Entries of one directory made into records at once: the rest of a long directory is done
- * in batches as the engine reaches them, so memory does not grow with a directory's size. */
-#define UNIT_BATCH 16384
-#define MORE_BATCH 1024
+/* Entries of a directory in one unit: a few milliseconds of work, against a few microseconds
+ * a unit costs. */
+#define PART 256
+/* Spare units and directories a thread takes from the pool's at once. */
+#define SPARE_BATCH 64
 
 struct unit;
 
@@ -60,26 +65,37 @@ struct ahead {
 	uint64_t dev, ino;
 	int lrc;             /* fc_lookup's return */
 	struct fc_result res;
-	struct unit *u;      /* the directory it is in */
-	struct unit *child;  /* a directory to enter */
+	struct unit *u;      /* the part of a directory it is in */
+	struct unit *child;  /* a directory to enter (its first part) */
 };
 
-/* A directory: its path, descriptor and, once a thread listed it, its records. */
-struct unit {
-	struct unit *parent;
+/* A directory: its path and descriptor, and a listing of more than one part. */
+struct dir {
+	struct dir *parent;      /* (a spare's: the next spare) */
 	char *path;
 	size_t pathlen, namelen; /* its name ends the path */
-	int fd;                  /* -1: not open (opened from the parent's when taken) */
+	size_t pathcap;
+	int fd;                  /* -1: not open (opened from the parent's when listed) */
 	dev_t dev;
 	ino_t ino;
+	char *ents;              /* tree_read_dir's listing, shared by the parts */
+	size_t size;
+};
+
+/* A unit of work: a part of a directory's listing and, once a thread ran it, its records. The
+ * first part lists the directory. */
+struct unit {
+	struct dir *d;
+	struct unit *next;       /* the next part, made when this one runs; final once done (a
+				  * spare's: the next spare) */
+	size_t pos;              /* where the part starts in d->ents */
+	bool lists;              /* the first part */
 	int state;
 	bool counted;            /* in the pool's live and buffered counts */
 	struct ahead *recs;
 	size_t nrec, caprec;
 	char *arena;
 	size_t alen, acap;
-	char *ents;              /* the rest of a long listing (tree_read_dir's), done in batches */
-	size_t size, pos;
 };
 
 struct pool {
@@ -94,6 +110,10 @@ struct pool {
 	unsigned long fds, maxfds; /* descriptors of units waiting their turn */
 	bool no_xattrat;           /* getxattrat(2) is not there: labels read through descriptors */
 	bool stop;
+	/* what the engine is done with, for reuse: freed, a unit one thread made and another
+	 * frees takes the maker's malloc arena lock, and both threads slept on it */
+	struct unit *spare_units;
+	struct dir *spare_dirs;
 };
 
 /* One thread's buffers. */
@@ -106,6 +126,9 @@ struct worker {
 	struct unit **kids;
 	size_t nkids, capkids;
 	bool open_first; /* the last entry's label was written: open the next before reading */
+	struct unit *units; /* spares taken from the pool's */
+	struct dir *dirs;
+	unsigned nunits, ndirs;
 };
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -180,51 +203,102 @@ static int warn(struct unit *u, int kind, const char *name, size_t nl, const cha
 	return record(u, kind, name, nl, msg) ? 0 : ENOMEM;
 }
 
-static struct unit *new_unit(struct unit *parent, const char *path, size_t pathlen, size_t namelen)
+static void free_dir(struct pool *p, struct dir *d)
 {
-	struct unit *u = calloc(1, sizeof(*u));
-	if (!u || !(u->path = malloc(pathlen + 1))) {
-		free(u);
-		return NULL;
-	}
-	memcpy(u->path, path, pathlen);
-	u->path[pathlen] = 0;
-	u->pathlen = pathlen;
-	u->namelen = namelen;
-	u->parent = parent;
-	u->fd = -1;
-	return u;
-}
-
-static void free_unit(struct pool *p, struct unit *u)
-{
-	if (u->fd >= 0) {
-		close(u->fd);
+	if (d->fd >= 0) {
+		close(d->fd);
 		__atomic_fetch_sub(&p->fds, 1, __ATOMIC_RELAXED);
 	}
+	free(d->ents);
+	free(d->path);
+	free(d);
+}
+
+static void free_unit(struct unit *u)
+{
 	free(u->recs);
 	free(u->arena);
-	free(u->ents);
-	free(u->path);
 	free(u);
 }
 
-/* Whether directory sb is u or one above it (a bind mount loop). */
-static bool on_chain(const struct unit *u, const struct stat *sb)
+/* A unit of d: a spare of the worker's, or a new one; NULL when out of memory. */
+static struct unit *get_unit(struct worker *w, struct dir *d)
 {
-	for (; u; u = u->parent)
-		if (u->dev == sb->st_dev && u->ino == sb->st_ino)
+	struct unit *u = w->units;
+	if (u) {
+		w->units = u->next;
+		w->nunits--;
+		*u = (struct unit){ 0 };
+	} else if (!(u = calloc(1, sizeof(*u)))) {
+		return NULL;
+	}
+	u->d = d;
+	return u;
+}
+
+/* The directory at path (its name the last namelen bytes) and its first part, to list it. */
+static struct unit *new_dir(struct worker *w, struct dir *parent, const char *path,
+			    size_t pathlen, size_t namelen)
+{
+	struct dir *d = w->dirs;
+	struct unit *u;
+	if (d) {
+		w->dirs = d->parent;
+		w->ndirs--;
+		*d = (struct dir){ .path = d->path, .pathcap = d->pathcap };
+	} else if (!(d = calloc(1, sizeof(*d)))) {
+		return NULL;
+	}
+	d->fd = -1;
+	if (grow((void **)&d->path, &d->pathcap, pathlen + 1, 1) || !(u = get_unit(w, d))) {
+		free(d->path);
+		free(d);
+		return NULL;
+	}
+	memcpy(d->path, path, pathlen);
+	d->path[pathlen] = 0;
+	d->pathlen = pathlen;
+	d->namelen = namelen;
+	d->parent = parent;
+	u->lists = true;
+	return u;
+}
+
+/* Under the lock: spares for the worker from the pool's, when it has few. */
+static void take_spares(struct pool *p, struct worker *w)
+{
+	for (unsigned n = 0; w->nunits < SPARE_BATCH / 4 && p->spare_units && n < SPARE_BATCH; n++) {
+		struct unit *u = p->spare_units;
+		p->spare_units = u->next;
+		u->next = w->units;
+		w->units = u;
+		w->nunits++;
+	}
+	for (unsigned n = 0; w->ndirs < SPARE_BATCH / 4 && p->spare_dirs && n < SPARE_BATCH; n++) {
+		struct dir *d = p->spare_dirs;
+		p->spare_dirs = d->parent;
+		d->parent = w->dirs;
+		w->dirs = d;
+		w->ndirs++;
+	}
+}
+
+/* Whether directory sb is d or one above it (a bind mount loop). */
+static bool on_chain(const struct dir *d, const struct stat *sb)
+{
+	for (; d; d = d->parent)
+		if (d->dev == sb->st_dev && d->ino == sb->st_ino)
 			return true;
 	return false;
 }
 
-/* The path of entry name of u into w->path: its length, or 0 when out of memory. */
-static size_t entry_path(struct worker *w, const struct unit *u, const char *name, size_t nl)
+/* The path of entry name of d into w->path: its length, or 0 when out of memory. */
+static size_t entry_path(struct worker *w, const struct dir *d, const char *name, size_t nl)
 {
-	size_t at = u->pathlen == 1 && u->path[0] == '/' ? 0 : u->pathlen;
+	size_t at = d->pathlen == 1 && d->path[0] == '/' ? 0 : d->pathlen;
 	if (grow((void **)&w->path, &w->pathcap, at + nl + 2, 1))
 		return 0;
-	memcpy(w->path, u->path, at);
+	memcpy(w->path, d->path, at);
 	w->path[at] = '/';
 	memcpy(w->path + at + 1, name, nl + 1);
 	return at + 1 + nl;
@@ -235,16 +309,18 @@ static int add_child(struct worker *w, struct unit *u, struct ahead *a, size_t p
 		     int fd, int e)
 {
 	struct pool *p = w->p;
-	struct unit *c = new_unit(u, w->path, pathlen, a->nlen);
+	struct unit *c = new_dir(w, u->d, w->path, pathlen, a->nlen);
 	if (!c || grow((void **)&w->kids, &w->capkids, w->nkids + 1, sizeof(*w->kids))) {
-		if (c)
-			free_unit(p, c);
+		if (c) {
+			free_dir(p, c->d);
+			free_unit(c);
+		}
 		if (fd >= 0)
 			close(fd);
 		return ENOMEM;
 	}
-	c->dev = (dev_t)a->dev;
-	c->ino = (ino_t)a->ino;
+	c->d->dev = (dev_t)a->dev;
+	c->d->ino = (ino_t)a->ino;
 	a->child = c;
 	if (fd < 0) {
 		/* as the one-thread walk: the directory is visited, then not listed */
@@ -255,7 +331,7 @@ static int add_child(struct worker *w, struct unit *u, struct ahead *a, size_t p
 		return 0;
 	}
 	if (__atomic_fetch_add(&p->fds, 1, __ATOMIC_RELAXED) < p->maxfds) {
-		c->fd = fd;
+		c->d->fd = fd;
 	} else {
 		__atomic_fetch_sub(&p->fds, 1, __ATOMIC_RELAXED);
 		close(fd);
@@ -343,7 +419,7 @@ static int by_name(struct worker *w, struct unit *u, const char *name, size_t nl
 	a->ino = sb->st_ino;
 	/* (dump walks with no policy: nothing to look up) */
 	a->lrc = w->p->t->set ? fc_lookup(w->p->t->set, w->path, sb->st_mode, &a->res) : 0;
-	int e = tree_read_label_at(u->fd, name, &w->val, &w->valcap, &len);
+	int e = tree_read_label_at(u->d->fd, name, &w->val, &w->valcap, &len);
 	if (e == ENOSYS || e == ENOENT) {
 		u->nrec--; /* ENOENT: removed since the listing */
 		return e == ENOSYS ? 2 : 0;
@@ -353,7 +429,7 @@ static int by_name(struct worker *w, struct unit *u, const char *name, size_t nl
 	w->open_first = needs_write(w, u, a);
 	if (!w->open_first)
 		return 0;
-	e = tree_open_entry(u->fd, name, IFTODT(sb->st_mode), h, sb2);
+	e = tree_open_entry(u->d->fd, name, IFTODT(sb->st_mode), h, sb2);
 	if (e == ENOENT) {
 		u->nrec--;
 		return 0;
@@ -380,7 +456,8 @@ static int prep_entry(struct worker *w, struct unit *u, const char *name, unsign
 {
 	struct pool *p = w->p;
 	const struct label_opts *o = p->o;
-	size_t nl = strlen(name), pl = entry_path(w, u, name, nl);
+	int dfd = u->d->fd;
+	size_t nl = strlen(name), pl = entry_path(w, u->d, name, nl);
 	struct stat sb;
 	struct handle h;
 	int e = 0;
@@ -391,14 +468,14 @@ static int prep_entry(struct worker *w, struct unit *u, const char *name, unsign
 	if (o->nexcludes && label_excluded(o, w->path, pl))
 		return 0;
 	/* a directory at the listing: two calls where they are there (io.c), else as below */
-	if (type == DT_DIR && !tree_open_dir_fast(u->fd, name, &h, &sb, &enc))
+	if (type == DT_DIR && !tree_open_dir_fast(dfd, name, &h, &sb, &enc))
 		opened = enc_known = true;
 	if (opened) {
 		/* opened and stat'ed */
 	} else if (type == DT_DIR || type == DT_UNKNOWN ||
 		   (!w->open_first && !__atomic_load_n(&p->no_xattrat, __ATOMIC_RELAXED))) {
 		/* a mount point is known without opening it (that would trigger an automount) */
-		if (fstatat(u->fd, name, &sb, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT))
+		if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT))
 			e = errno;
 		else if (sb.st_dev != p->t->rootdev && !o->cross_mounts)
 			return record(u, R_MOUNT, name, nl, NULL) ? 0 : ENOMEM;
@@ -418,7 +495,7 @@ static int prep_entry(struct worker *w, struct unit *u, const char *name, unsign
 		}
 	}
 	if (!e && !opened)
-		e = tree_open_entry(u->fd, name, type, &h, &sb);
+		e = tree_open_entry(dfd, name, type, &h, &sb);
 	if (e == ENOENT)
 		return 0; /* removed since the listing */
 	if (e == ENOMEM)
@@ -429,7 +506,7 @@ static int prep_entry(struct worker *w, struct unit *u, const char *name, unsign
 		close(h.fd);
 		return record(u, R_MOUNT, name, nl, NULL) ? 0 : ENOMEM;
 	}
-	if (S_ISDIR(sb.st_mode) && on_chain(u, &sb)) {
+	if (S_ISDIR(sb.st_mode) && on_chain(u->d, &sb)) {
 		close(h.fd);
 		return record(u, R_WARN, name, nl, "a directory that contains itself (a bind mount "
 			      "loop); not entered") ? 0 : ENOMEM;
@@ -470,14 +547,16 @@ static int prep_entry(struct worker *w, struct unit *u, const char *name, unsign
 	return add_child(w, u, a, pl, fd, e);
 }
 
-/* The unit's descriptor, when it was not kept: opened again from its parent's, and checked. */
-static bool open_unit(struct pool *p, struct unit *u)
+/* The directory's descriptor, when it was not kept: opened again from its parent's, and
+ * checked; false after a warning in u (its first part). */
+static bool open_dir(struct pool *p, struct unit *u)
 {
+	struct dir *d = u->d;
 	struct stat sb;
-	const char *name = u->path + u->pathlen - u->namelen;
-	int fd = openat(u->parent->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	const char *name = d->path + d->pathlen - d->namelen;
+	int fd = openat(d->parent->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	int e = errno;
-	if (fd >= 0 && (fstat(fd, &sb) || sb.st_dev != u->dev || sb.st_ino != u->ino)) {
+	if (fd >= 0 && (fstat(fd, &sb) || sb.st_dev != d->dev || sb.st_ino != d->ino)) {
 		e = ESTALE;
 		close(fd);
 		fd = -1;
@@ -489,38 +568,48 @@ static bool open_unit(struct pool *p, struct unit *u)
 			fatal(u, ENOMEM);
 		return false;
 	}
-	u->fd = fd;
+	d->fd = fd;
 	__atomic_fetch_add(&p->fds, 1, __ATOMIC_RELAXED);
 	return true;
 }
 
-/* A unit whose listing failed half way: its subdirectories are dropped, the walk stops there. */
+/* A unit whose records failed half way: its subdirectories are dropped, the walk stops there. */
 static void unit_failed(struct worker *w, struct unit *u, int e)
 {
 	for (size_t i = 0; i < u->nrec; i++)
-		if (u->recs[i].child)
-			free_unit(w->p, u->recs[i].child);
+		if (u->recs[i].child) {
+			free_dir(w->p, u->recs[i].child->d);
+			free_unit(u->recs[i].child);
+		}
 	w->nkids = 0;
 	fatal(u, e);
 }
 
-/* Records for at most max entries of the listing ents (size bytes) from *pos on; the
- * subdirectories go on the pending stack, the first on top. */
-static void run_batch(struct worker *w, struct unit *u, const char *ents, size_t size,
-		      size_t *pos, size_t max)
+/* Records for the entries of ents from pos to end; the subdirectories go on the pending
+ * stack, the first on top. Room for n records and bytes of names is made first. */
+static void run_part(struct worker *w, struct unit *u, const char *ents, size_t pos, size_t end,
+		     size_t n)
 {
 	struct pool *p = w->p;
 	int e;
 	w->nkids = 0;
-	for (size_t n = 0; *pos < size && n < max; n++) {
-		unsigned char type = (unsigned char)ents[*pos];
-		const char *name = ents + *pos + 1;
-		*pos += strlen(name) + 2;
+	/* the names, and a label of about 48 bytes each */
+	if (grow((void **)&u->recs, &u->caprec, n, sizeof(*u->recs)) ||
+	    grow((void **)&u->arena, &u->acap, end - pos + n * 48, 1)) {
+		unit_failed(w, u, ENOMEM);
+		return;
+	}
+	while (pos < end) {
+		unsigned char type = (unsigned char)ents[pos];
+		const char *name = ents + pos + 1;
+		pos += strlen(name) + 2;
 		if ((e = prep_entry(w, u, name, type))) {
 			unit_failed(w, u, e);
 			return;
 		}
 	}
+	if (!w->nkids)
+		return;
 	pthread_mutex_lock(&p->mu);
 	if (grow((void **)&p->pending, &p->cappending, p->npending + w->nkids, sizeof(*p->pending))) {
 		pthread_mutex_unlock(&p->mu);
@@ -529,57 +618,87 @@ static void run_batch(struct worker *w, struct unit *u, const char *ents, size_t
 	}
 	for (size_t i = w->nkids; i-- > 0;)
 		p->pending[p->npending++] = w->kids[i];
-	if (w->nkids)
-		pthread_cond_broadcast(&p->work);
+	pthread_cond_broadcast(&p->work);
 	pthread_mutex_unlock(&p->mu);
 }
 
-/* Lists a unit and makes its records (of the first UNIT_BATCH entries; the rest of the listing
- * is kept for more()). */
-static void run_unit(struct worker *w, struct unit *u)
+/* Where the part that starts at pos in ents (size bytes) ends: after PART entries at most; their
+ * number in *n. */
+static size_t part_end(const char *ents, size_t size, size_t pos, size_t *n)
+{
+	for (*n = 0; pos < size && *n < PART; ++*n)
+		pos += strlen(ents + pos + 1) + 2;
+	return pos;
+}
+
+/* The part after u, from pos on: on the pending stack for any thread (below the subdirectories
+ * u finds, which the engine needs first). 0 or ENOMEM. */
+static int hand_on(struct worker *w, struct unit *u, size_t pos)
 {
 	struct pool *p = w->p;
-	size_t pos = 0;
-	if (u->fd < 0 && !open_unit(p, u))
-		return;
-	w->f.fd = u->fd;
+	struct unit *n = get_unit(w, u->d);
+	if (!n)
+		return ENOMEM;
+	n->pos = pos;
+	pthread_mutex_lock(&p->mu);
+	if (grow((void **)&p->pending, &p->cappending, p->npending + 1, sizeof(*p->pending))) {
+		pthread_mutex_unlock(&p->mu);
+		free_unit(n);
+		return ENOMEM;
+	}
+	u->next = n;
+	p->pending[p->npending++] = n;
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->mu);
+	return 0;
+}
+
+/* The listing of u's directory (its first part): into the worker's buffer, or, when it has more
+ * than one part, the directory's. *ents then points to it; false after a warning or when out of
+ * memory (in u's records). */
+static bool list_dir(struct worker *w, struct unit *u, const char **ents, size_t *size)
+{
+	struct dir *d = u->d;
+	if (d->fd < 0 && !open_dir(w->p, u))
+		return false;
+	w->f.fd = d->fd;
 	int e = tree_read_dir(&w->f);
 	if (e == ENOMEM) {
 		fatal(u, ENOMEM);
-		return;
+		return false;
 	}
 	if (e && warn(u, R_WARN_SELF, "", 0, "cannot read the directory: %s; what is below it "
 		      "is left as it is", e)) {
 		fatal(u, ENOMEM);
-		return;
+		return false;
 	}
-	run_batch(w, u, w->f.ents, w->f.size, &pos, UNIT_BATCH);
-	if (pos < w->f.size && (!u->nrec || u->recs[u->nrec - 1].kind != R_FATAL)) {
-		u->ents = w->f.ents;
-		u->size = w->f.size;
-		u->pos = pos;
+	*ents = w->f.ents;
+	*size = w->f.size;
+	return true;
+}
+
+/* Runs a unit: lists the directory when it is the first part, hands the next part on, and makes
+ * the records of its own. */
+static void run_unit(struct worker *w, struct unit *u)
+{
+	struct dir *d = u->d;
+	const char *ents = d->ents;
+	size_t size = d->size, n;
+	if (u->lists && !list_dir(w, u, &ents, &size))
+		return;
+	size_t end = part_end(ents, size, u->pos, &n);
+	if (end < size && u->lists) {
+		/* more than one part: the listing is the directory's now */
+		d->ents = w->f.ents;
+		d->size = w->f.size;
 		w->f.ents = NULL;
 		w->f.cap = w->f.size = 0;
 	}
-}
-
-/* The engine has had every record of u, done: records for the next entries of a long listing,
- * made by the calling thread. Returns whether there are any. */
-static bool more(struct worker *w, struct unit *u)
-{
-	struct pool *p = w->p;
-	if (!u->ents || u->pos >= u->size)
-		return false;
-	pthread_mutex_lock(&p->mu);
-	p->buffered -= u->counted ? u->nrec : 0;
-	pthread_mutex_unlock(&p->mu);
-	u->nrec = u->alen = 0;
-	while (!u->nrec && u->pos < u->size) /* a batch may be all left out, or gone */
-		run_batch(w, u, u->ents, u->size, &u->pos, MORE_BATCH);
-	pthread_mutex_lock(&p->mu);
-	p->buffered += u->counted ? u->nrec : 0;
-	pthread_mutex_unlock(&p->mu);
-	return u->nrec > 0;
+	if (end < size && hand_on(w, u, end)) {
+		fatal(u, ENOMEM);
+		return;
+	}
+	run_part(w, u, ents, u->pos, end, n);
 }
 
 /* Under the lock: runs u (taken from the stack) and marks it done. */
@@ -589,6 +708,7 @@ static void take(struct worker *w, struct unit *u)
 	u->state = U_RUNNING;
 	u->counted = true;
 	p->live++;
+	take_spares(p, w);
 	pthread_mutex_unlock(&p->mu);
 	run_unit(w, u);
 	pthread_mutex_lock(&p->mu);
@@ -647,52 +767,94 @@ static void need(struct worker *w, struct unit *u)
 	pthread_mutex_unlock(&p->mu);
 }
 
-/* The engine is done with u. */
-static void release(struct pool *p, struct unit *u)
+/* The engine is done with u (and, last, its directory): spares. Their records are freed (kept,
+ * each spare would hold the most it ever held: twice the memory, for a few sleeps less). */
+static void release(struct pool *p, struct unit *u, bool last)
 {
+	struct dir *d = u->d;
+	unsigned long nrec = u->counted ? u->nrec : 0;
+	bool counted = u->counted;
+	free(u->recs);
+	free(u->arena);
+	*u = (struct unit){ 0 };
+	if (last && d->fd >= 0) {
+		close(d->fd);
+		__atomic_fetch_sub(&p->fds, 1, __ATOMIC_RELAXED);
+	}
+	if (last) {
+		free(d->ents);
+		d->ents = NULL;
+	}
 	pthread_mutex_lock(&p->mu);
-	if (u->counted) {
-		p->live--;
-		p->buffered -= u->nrec;
+	p->live -= counted;
+	p->buffered -= nrec;
+	u->next = p->spare_units;
+	p->spare_units = u;
+	if (last) {
+		d->parent = p->spare_dirs;
+		p->spare_dirs = d;
 	}
 	pthread_cond_broadcast(&p->work);
 	pthread_mutex_unlock(&p->mu);
-	free_unit(p, u);
 }
 
-/* Frees u and every unit below it that the engine will not walk: those not yet taken are never
- * run; those running are waited for. wait false: no thread runs any more. */
+/* The spares of a list (linked by next, or by a directory's parent), freed. */
+static void free_spares(struct unit *u, struct dir *d)
+{
+	while (u) {
+		struct unit *n = u->next;
+		free_unit(u);
+		u = n;
+	}
+	while (d) {
+		struct dir *n = d->parent;
+		free(d->path);
+		free(d);
+		d = n;
+	}
+}
+
+/* Frees u, the parts after it and every unit below them that the engine will not walk, and
+ * the directories they list when u is a first part: those not yet taken are never run; those
+ * running are waited for, and all are found before any is freed (a unit running may open its
+ * directory from its parent's descriptor). wait false: no thread runs any more. */
 static void discard(struct worker *w, struct unit *u, bool wait)
 {
 	struct pool *p = w->p;
-	struct unit **todo = NULL;
+	struct unit **all = NULL;
 	size_t n = 0, cap = 0;
-	for (;;) {
-		bool done = true;
+	if (grow((void **)&all, &cap, 1, sizeof(*all)))
+		return; /* (out of memory: left, not freed) */
+	all[n++] = u;
+	for (size_t i = 0; i < n; i++) {
+		struct unit *x = all[i];
 		if (wait) {
 			pthread_mutex_lock(&p->mu);
-			if (u->state == U_PENDING)
-				unpend(p, u);
-			while (u->state == U_RUNNING)
+			if (x->state == U_PENDING)
+				unpend(p, x);
+			while (x->state == U_RUNNING)
 				pthread_cond_wait(&p->done, &p->mu);
-			done = u->state == U_DONE;
-			if (u->counted) {
+			if (x->counted) {
 				p->live--;
-				p->buffered -= u->nrec;
+				p->buffered -= x->nrec;
+				x->counted = false;
 			}
 			pthread_mutex_unlock(&p->mu);
-		} else {
-			done = u->state == U_DONE;
 		}
-		for (size_t i = 0; done && i < u->nrec; i++)
-			if (u->recs[i].child && !grow((void **)&todo, &cap, n + 1, sizeof(*todo)))
-				todo[n++] = u->recs[i].child;
-		free_unit(p, u);
-		if (!n)
-			break;
-		u = todo[--n];
+		if (x->state != U_DONE)
+			continue;
+		for (size_t j = 0; j < x->nrec; j++)
+			if (x->recs[j].child && !grow((void **)&all, &cap, n + 1, sizeof(*all)))
+				all[n++] = x->recs[j].child;
+		if (x->next && !grow((void **)&all, &cap, n + 1, sizeof(*all)))
+			all[n++] = x->next;
 	}
-	free(todo);
+	for (size_t i = 0; i < n; i++) {
+		if (all[i]->lists)
+			free_dir(p, all[i]->d);
+		free_unit(all[i]);
+	}
+	free(all);
 }
 
 int ahead_get(const struct ahead *a, const char **val, size_t *len, char *why, size_t n)
@@ -717,7 +879,7 @@ int ahead_set(struct tree *t, const struct ahead *a, const char *ctx)
 	/* not written ahead (a hard link): through its directory's descriptor, the inode listed */
 	struct handle h;
 	struct stat sb;
-	int e = tree_open_entry(a->u->fd, a->u->arena + a->name, IFTODT(a->mode), &h, &sb);
+	int e = tree_open_entry(a->u->d->fd, a->u->arena + a->name, IFTODT(a->mode), &h, &sb);
 	if (e)
 		return e;
 	if (sb.st_dev != a->dev || sb.st_ino != a->ino)
@@ -728,14 +890,14 @@ int ahead_set(struct tree *t, const struct ahead *a, const char *ctx)
 	return e;
 }
 
-/* The engine leaves u: its path and descriptor back. */
-static void leave(struct tree *t, struct label_run *run, const struct unit *u)
+/* The engine leaves d: its path and descriptor back. */
+static void leave(struct tree *t, struct label_run *run, const struct dir *d)
 {
-	struct handle h = { .fd = u->fd, .opath = false, .ahead = NULL };
-	t->path[u->pathlen] = 0;
-	t->pathlen = u->pathlen;
-	struct label_file lf = { t->path, t->pathlen, S_IFDIR, 1, u->dev, u->ino,
-				 u->fd >= 0 ? &h : NULL, false, NULL, 0, 0, 0 };
+	struct handle h = { .fd = d->fd, .opath = false, .ahead = NULL };
+	t->path[d->pathlen] = 0;
+	t->pathlen = d->pathlen;
+	struct label_file lf = { t->path, t->pathlen, S_IFDIR, 1, d->dev, d->ino,
+				 d->fd >= 0 ? &h : NULL, false, NULL, 0, 0, 0 };
 	label_leave(run, &lf);
 }
 
@@ -749,12 +911,13 @@ static long hand(struct tree *t, struct label_run *run, struct ahead *a)
 {
 	const struct unit *u = a->u;
 	const char *name = u->arena + a->name;
+	size_t at = u->d->pathlen;
 	if (a->kind == R_FATAL)
 		return a->err;
 	if (a->kind == R_WARN_SELF) {
-		t->path[u->pathlen] = 0;
-		t->pathlen = u->pathlen;
-	} else if (tree_path_set(t, u->pathlen, name, a->nlen)) {
+		t->path[at] = 0;
+		t->pathlen = at;
+	} else if (tree_path_set(t, at, name, a->nlen)) {
 		return ENOMEM;
 	}
 	if (a->kind == R_WARN || a->kind == R_WARN_SELF) {
@@ -783,6 +946,7 @@ static long hand(struct tree *t, struct label_run *run, struct ahead *a)
 
 static void worker_free(struct worker *w)
 {
+	free_spares(w->units, w->dirs);
 	free(w->path);
 	free(w->val);
 	free(w->f.ents);
@@ -801,26 +965,28 @@ long tree_walk_threads(struct tree *t, struct label_run *run, int rootfd, const 
 	size_t depth = 0, cap = 0;
 	long rc = 0;
 	pthread_t *th = calloc(nw ? nw : 1, sizeof(*th));
-	struct unit *root = new_unit(NULL, t->path, t->pathlen, 0);
+	struct unit *root = ws ? new_dir(&ws[0], NULL, t->path, t->pathlen, 0) : NULL;
 
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY)
 		p.maxfds = rl.rlim_cur / 4 < 4096 ? rl.rlim_cur / 4 : 4096;
 	if (!ws || !th || !root || grow((void **)&cur, &cap, 64, sizeof(*cur)) ||
 	    grow((void **)&p.pending, &p.cappending, 64, sizeof(*p.pending))) {
 		close(rootfd);
-		if (root)
-			free_unit(&p, root);
+		if (root) {
+			free_dir(&p, root->d);
+			free_unit(root);
+		}
 		free(ws);
 		free(th);
 		free(cur);
 		free(p.pending);
 		return ENOMEM;
 	}
-	root->fd = rootfd;
+	root->d->fd = rootfd;
 	p.pending[p.npending++] = root;
 	p.fds = 1;
-	root->dev = sb->st_dev;
-	root->ino = sb->st_ino;
+	root->d->dev = sb->st_dev;
+	root->d->ino = sb->st_ino;
 	for (unsigned i = 0; i < t->threads; i++)
 		ws[i].p = &p;
 	for (; started < nw; started++)
@@ -831,12 +997,14 @@ long tree_walk_threads(struct tree *t, struct label_run *run, int rootfd, const 
 		struct cursor *c = &cur[depth - 1];
 		struct unit *u = c->u;
 		need(&ws[0], u);
-		if (c->pos >= u->nrec && more(&ws[0], u))
-			c->pos = 0;
 		if (c->pos >= u->nrec) {
-			leave(t, run, u);
-			release(&p, u);
-			depth--;
+			/* the next part of the directory, or the directory is left */
+			struct unit *n = u->next;
+			if (!n)
+				leave(t, run, u->d);
+			release(&p, u, !n);
+			*c = (struct cursor){ n, 0 };
+			depth -= !n;
 			continue;
 		}
 		struct ahead *a = &u->recs[c->pos++];
@@ -866,10 +1034,14 @@ long tree_walk_threads(struct tree *t, struct label_run *run, int rootfd, const 
 		for (size_t i = 0; i < u->nrec; i++)
 			if (u->recs[i].child)
 				discard(&ws[0], u->recs[i].child, false);
-		free_unit(&p, u);
+		if (u->next)
+			discard(&ws[0], u->next, false);
+		free_dir(&p, u->d);
+		free_unit(u);
 	}
 	for (unsigned i = 0; i < t->threads; i++)
 		worker_free(&ws[i]);
+	free_spares(p.spare_units, p.spare_dirs);
 	free(p.pending);
 	free(ws);
 	free(th);
