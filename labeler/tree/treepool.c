@@ -32,237 +32,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "internal.h"
-
-enum { R_ENTRY, R_WARN, R_WARN_SELF, R_MOUNT, R_FATAL };
-enum { L_VALUE, L_NONE, L_ERROR };
-enum { WA_NOT, WA_OK, WA_FAILED };
-enum { U_PENDING, U_RUNNING, U_DONE };
-
-/* Threads start no new unit past these: records waiting for the engine, units started and not
- * yet left. */
-#define MAX_BUFFERED 65536
-#define MAX_LIVE 1024
-/* Entries of a directory in one unit: a few milliseconds of work, against a few microseconds
- * a unit costs. */
-#define PART 256
-/* Spare units and directories a thread takes from the pool's at once. */
-#define SPARE_BATCH 64
-
-struct unit;
-
-/* What a thread found at one entry (or a warning in its place), for the engine. */
-struct ahead {
-	unsigned char kind, label, wrote;
-	bool opath, encrypted;
-	int err;             /* L_ERROR's errno, R_FATAL's */
-	int werr;            /* WA_FAILED's errno */
-	uint32_t name, nlen; /* in the unit's arena: the entry's name */
-	uint32_t val, vlen;  /* ... its label (a NUL after it), or the warning */
-	unsigned mode;
-	unsigned long nlink;
-	unsigned uid, gid;
-	uint64_t dev, ino;
-	int lrc;             /* fc_lookup's return */
-	struct fc_result res;
-	struct unit *u;      /* the part of a directory it is in */
-	struct unit *child;  /* a directory to enter (its first part) */
-};
-
-/* A directory: its path and descriptor, and a listing of more than one part. */
-struct dir {
-	struct dir *parent;      /* (a spare's: the next spare) */
-	char *path;
-	size_t pathlen, namelen; /* its name ends the path */
-	size_t pathcap;
-	int fd;                  /* -1: not open (opened from the parent's when listed) */
-	dev_t dev;
-	ino_t ino;
-	char *ents;              /* tree_read_dir's listing, shared by the parts */
-	size_t size;
-};
-
-/* A unit of work: a part of a directory's listing and, once a thread ran it, its records. The
- * first part lists the directory. */
-struct unit {
-	struct dir *d;
-	struct unit *next;       /* the next part, made when this one runs; final once done (a
-				  * spare's: the next spare) */
-	size_t pos;              /* where the part starts in d->ents */
-	bool lists;              /* the first part */
-	int state;
-	bool counted;            /* in the pool's live and buffered counts */
-	struct ahead *recs;
-	size_t nrec, caprec;
-	char *arena;
-	size_t alen, acap;
-};
-
-struct pool {
-	struct tree *t;
-	const struct label_opts *o;
-	bool writes_ahead;
-	pthread_mutex_t mu;
-	pthread_cond_t work, done;
-	struct unit **pending; /* a stack: the first subdirectory on top */
-	size_t npending, cappending;
-	unsigned long live, buffered;
-	unsigned long fds, maxfds; /* descriptors of units waiting their turn */
-	bool no_xattrat;           /* getxattrat(2) is not there: labels read through descriptors */
-	bool stop;
-	/* what the engine is done with, for reuse: freed, a unit one thread made and another
-	 * frees takes the maker's malloc arena lock, and both threads slept on it */
-	struct unit *spare_units;
-	struct dir *spare_dirs;
-};
-
-/* One thread's buffers. */
-struct worker {
-	struct pool *p;
-	char *path, *val;
-	size_t pathcap, valcap;
-	char proc[TREE_PROC_LEN];
-	struct frame f;
-	struct unit **kids;
-	size_t nkids, capkids;
-	bool open_first; /* the last entry's label was written: open the next before reading */
-	struct unit *units; /* spares taken from the pool's */
-	struct dir *dirs;
-	unsigned nunits, ndirs;
-};
-
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return 0;
-	size_t c = *cap ? *cap * 2 : 16;
-	while (c < need)
-		c *= 2;
-	void *n = realloc(*p, c * size);
-	if (!n)
-		return ENOMEM;
-	*p = n;
-	*cap = c;
-	return 0;
-}
-
-/* n bytes (and a NUL) into u's arena: the offset, or UINT32_MAX when out of memory. */
-static uint32_t keep(struct unit *u, const char *s, size_t n)
-{
-	if (u->alen + n + 1 > UINT32_MAX || grow((void **)&u->arena, &u->acap, u->alen + n + 1, 1))
-		return UINT32_MAX;
-	uint32_t at = (uint32_t)u->alen;
-	memcpy(u->arena + at, s, n);
-	u->arena[at + n] = 0;
-	u->alen += n + 1;
-	return at;
-}
-
-/* A new record of kind at entry name (or of the unit itself); NULL when out of memory. */
-static struct ahead *record(struct unit *u, int kind, const char *name, size_t nl,
-			    const char *msg)
-{
-	if (grow((void **)&u->recs, &u->caprec, u->nrec + 1, sizeof(*u->recs)))
-		return NULL;
-	struct ahead *a = &u->recs[u->nrec];
-	memset(a, 0, sizeof(*a));
-	a->kind = (unsigned char)kind;
-	a->u = u;
-	if ((a->name = keep(u, name, nl)) == UINT32_MAX)
-		return NULL;
-	a->nlen = (uint32_t)nl;
-	if (msg && (a->val = keep(u, msg, strlen(msg))) == UINT32_MAX)
-		return NULL;
-	a->vlen = msg ? (uint32_t)strlen(msg) : 0;
-	u->nrec++;
-	return a;
-}
-
-/* The walk cannot go on (out of memory): the engine is told where it stops. */
-static void fatal(struct unit *u, int e)
-{
-	u->nrec = 0;
-	u->alen = 0;
-	struct ahead *a = record(u, R_FATAL, "", 0, NULL);
-	if (a)
-		a->err = e;
-	else if (u->caprec) { /* the record array exists: reuse its first slot */
-		memset(&u->recs[0], 0, sizeof(u->recs[0]));
-		u->recs[0].kind = R_FATAL;
-		u->recs[0].err = e;
-		u->recs[0].u = u;
-		u->nrec = 1;
-	}
-}
-
-/* A warning record: 0, or ENOMEM. */
-static int warn(struct unit *u, int kind, const char *name, size_t nl, const char *fmt, int e)
-{
-	char msg[256];
-	snprintf(msg, sizeof(msg), fmt, strerror(e));
-	return record(u, kind, name, nl, msg) ? 0 : ENOMEM;
-}
-
-static void free_dir(struct pool *p, struct dir *d)
-{
-	if (d->fd >= 0) {
-		close(d->fd);
-		__atomic_fetch_sub(&p->fds, 1, __ATOMIC_RELAXED);
-	}
-	free(d->ents);
-	free(d->path);
-	free(d);
-}
-
-static void free_unit(struct unit *u)
-{
-	free(u->recs);
-	free(u->arena);
-	free(u);
-}
-
-/* A unit of d: a spare of the worker's, or a new one; NULL when out of memory. */
-static struct unit *get_unit(struct worker *w, struct dir *d)
-{
-	struct unit *u = w->units;
-	if (u) {
-		w->units = u->next;
-		w->nunits--;
-		*u = (struct unit){ 0 };
-	} else if (!(u = calloc(1, sizeof(*u)))) {
-		return NULL;
-	}
-	u->d = d;
-	return u;
-}
-
-/* The directory at path (its name the last namelen bytes) and its first part, to list it. */
-static struct unit *new_dir(struct worker *w, struct dir *parent, const char *path,
-			    size_t pathlen, size_t namelen)
-{
-	struct dir *d = w->dirs;
-	struct unit *u;
-	if (d) {
-		w->dirs = d->parent;
-		w->ndirs--;
-		*d = (struct dir){ .path = d->path, .pathcap = d->pathcap };
-	} else if (!(d = calloc(1, sizeof(*d)))) {
-		return NULL;
-	}
-	d->fd = -1;
-	if (grow((void **)&d->path, &d->pathcap, pathlen + 1, 1) || !(u = get_unit(w, d))) {
-		free(d->path);
-		free(d);
-		return NULL;
-	}
-	memcpy(d->path, path, pathlen);
-	d->path[pathlen] = 0;
-	d->pathlen = pathlen;
-	d->namelen = namelen;
-	d->parent = parent;
-	u->lists = true;
-	return u;
-}
+#include "pool.h"
 
 /* Under the lock: spares for the worker from the pool's, when it has few. */
 static void take_spares(struct pool *p, struct worker *w)
@@ -283,270 +53,6 @@ static void take_spares(struct pool *p, struct worker *w)
 	}
 }
 
-/* Whether directory sb is d or one above it (a bind mount loop). */
-static bool on_chain(const struct dir *d, const struct stat *sb)
-{
-	for (; d; d = d->parent)
-		if (d->dev == sb->st_dev && d->ino == sb->st_ino)
-			return true;
-	return false;
-}
-
-/* The path of entry name of d into w->path: its length, or 0 when out of memory. */
-static size_t entry_path(struct worker *w, const struct dir *d, const char *name, size_t nl)
-{
-	size_t at = d->pathlen == 1 && d->path[0] == '/' ? 0 : d->pathlen;
-	if (grow((void **)&w->path, &w->pathcap, at + nl + 2, 1))
-		return 0;
-	memcpy(w->path, d->path, at);
-	w->path[at] = '/';
-	memcpy(w->path + at + 1, name, nl + 1);
-	return at + 1 + nl;
-}
-
-/* The subdirectory a record leads to, open on fd (a descriptor of it, or -1 with why e). */
-static int add_child(struct worker *w, struct unit *u, struct ahead *a, size_t pathlen,
-		     int fd, int e)
-{
-	struct pool *p = w->p;
-	struct unit *c = new_dir(w, u->d, w->path, pathlen, a->nlen);
-	if (!c || grow((void **)&w->kids, &w->capkids, w->nkids + 1, sizeof(*w->kids))) {
-		if (c) {
-			free_dir(p, c->d);
-			free_unit(c);
-		}
-		if (fd >= 0)
-			close(fd);
-		return ENOMEM;
-	}
-	c->d->dev = (dev_t)a->dev;
-	c->d->ino = (ino_t)a->ino;
-	a->child = c;
-	if (fd < 0) {
-		/* as the one-thread walk: the directory is visited, then not listed */
-		if (warn(c, R_WARN_SELF, "", 0, "cannot open the directory: %s; what is below it "
-			 "is left as it is", e))
-			fatal(c, ENOMEM);
-		c->state = U_DONE;
-		return 0;
-	}
-	if (__atomic_fetch_add(&p->fds, 1, __ATOMIC_RELAXED) < p->maxfds) {
-		c->d->fd = fd;
-	} else {
-		__atomic_fetch_sub(&p->fds, 1, __ATOMIC_RELAXED);
-		close(fd);
-	}
-	w->kids[w->nkids++] = c;
-	return 0;
-}
-
-/* Whether the engine will want a's label written, unless it is there already. */
-static bool wants_write(const struct worker *w, const struct ahead *a)
-{
-	return w->p->writes_ahead && !a->lrc && a->res.status == FC_LABEL &&
-	       (S_ISDIR(a->mode) || a->nlink <= 1);
-}
-
-/* The label read (len bytes in w->val, or e: ENODATA for none, an errno) into the record. */
-static int keep_label(struct worker *w, struct unit *u, struct ahead *a, int e, size_t len)
-{
-	if (e == ENODATA) {
-		a->label = L_NONE;
-	} else if (e) {
-		a->label = L_ERROR;
-		a->err = e;
-	} else {
-		uint32_t at = keep(u, w->val, len);
-		if (at == UINT32_MAX)
-			return ENOMEM;
-		a->label = L_VALUE;
-		a->val = at;
-		a->vlen = (uint32_t)len;
-	}
-	return 0;
-}
-
-static bool needs_write(const struct worker *w, const struct unit *u, const struct ahead *a)
-{
-	return wants_write(w, a) && a->label != L_ERROR &&
-	       !(a->label == L_VALUE && label_same(u->arena + a->val, a->vlen, a->res.context));
-}
-
-/*
- * The label of the entry open as h into the record, and written when the engine would write
- * it. After a write, the next entry is opened first (w->open_first): on a tree being labeled for
- * the first time the label is then written with XATTR_CREATE, which fails when there is one
- * already (read then), and tells that there was none without reading it.
- */
-static int read_and_write(struct worker *w, struct unit *u, struct ahead *a, const struct handle *h)
-{
-	size_t len = 0;
-	int e;
-	if (w->open_first && wants_write(w, a) &&
-	    !tree_create_label(h, w->proc, a->res.context)) {
-		a->label = L_NONE;
-		a->wrote = WA_OK;
-		return 0;
-	}
-	e = tree_read_label(h, w->proc, &w->val, &w->valcap, &len);
-	if (keep_label(w, u, a, e, len))
-		return ENOMEM;
-	w->open_first = needs_write(w, u, a);
-	if (w->open_first) {
-		a->werr = tree_write_label(h, w->proc, a->res.context);
-		a->wrote = a->werr ? WA_FAILED : WA_OK;
-	}
-	return 0;
-}
-
-/* What is not a directory, stat'ed and its label read by name relative to the directory
- * (fstatat, getxattrat, neither through a symlink): no descriptor at all when nothing is to be
- * written. A write goes through a descriptor opened then and checked to be the inode stat'ed;
- * one that is not (replaced since) is handled afresh from that descriptor: *h open on it, 1.
- * Returns 0 when done, 1 for that, 2 when getxattrat is not there (Linux < 6.13), or an errno. */
-static int by_name(struct worker *w, struct unit *u, const char *name, size_t nl,
-		   const struct stat *sb, struct handle *h, struct stat *sb2)
-{
-	struct ahead *a = record(u, R_ENTRY, name, nl, NULL);
-	size_t len = 0;
-	if (!a)
-		return ENOMEM;
-	a->mode = sb->st_mode;
-	a->nlink = sb->st_nlink;
-	a->uid = sb->st_uid;
-	a->gid = sb->st_gid;
-	a->dev = sb->st_dev;
-	a->ino = sb->st_ino;
-	/* (dump walks with no policy: nothing to look up) */
-	a->lrc = w->p->t->set ? fc_lookup(w->p->t->set, w->path, sb->st_mode, &a->res) : 0;
-	int e = tree_read_label_at(u->d->fd, name, &w->val, &w->valcap, &len);
-	if (e == ENOSYS || e == ENOENT) {
-		u->nrec--; /* ENOENT: removed since the listing */
-		return e == ENOSYS ? 2 : 0;
-	}
-	if (keep_label(w, u, a, e, len))
-		return ENOMEM;
-	w->open_first = needs_write(w, u, a);
-	if (!w->open_first)
-		return 0;
-	e = tree_open_entry(u->d->fd, name, IFTODT(sb->st_mode), h, sb2);
-	if (e == ENOENT) {
-		u->nrec--;
-		return 0;
-	}
-	if (e) {
-		a->werr = e;
-		a->wrote = WA_FAILED;
-		return 0;
-	}
-	if (sb2->st_dev != sb->st_dev || sb2->st_ino != sb->st_ino ||
-	    (sb2->st_mode & S_IFMT) != (sb->st_mode & S_IFMT)) {
-		u->nrec--;
-		return 1;
-	}
-	a->opath = h->opath; /* for the message of a failed write */
-	a->werr = tree_write_label(h, w->proc, a->res.context);
-	a->wrote = a->werr ? WA_FAILED : WA_OK;
-	close(h->fd);
-	return 0;
-}
-
-/* One entry of u, as tree.c's open_next and the engine's visit would have it. */
-static int prep_entry(struct worker *w, struct unit *u, const char *name, unsigned char type)
-{
-	struct pool *p = w->p;
-	const struct label_opts *o = p->o;
-	int dfd = u->d->fd;
-	size_t nl = strlen(name), pl = entry_path(w, u->d, name, nl);
-	struct stat sb;
-	struct handle h;
-	int e = 0;
-	bool opened = false, enc_known = false, enc = false;
-
-	if (!pl)
-		return ENOMEM;
-	if (o->nexcludes && label_excluded(o, w->path, pl))
-		return 0;
-	/* a directory at the listing: two calls where they are there (io.c), else as below */
-	if (type == DT_DIR && !tree_open_dir_fast(dfd, name, &h, &sb, &enc))
-		opened = enc_known = true;
-	if (opened) {
-		/* opened and stat'ed */
-	} else if (type == DT_DIR || type == DT_UNKNOWN ||
-		   (!w->open_first && !__atomic_load_n(&p->no_xattrat, __ATOMIC_RELAXED))) {
-		/* a mount point is known without opening it (that would trigger an automount) */
-		if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT))
-			e = errno;
-		else if (sb.st_dev != p->t->rootdev && !o->cross_mounts)
-			return record(u, R_MOUNT, name, nl, NULL) ? 0 : ENOMEM;
-		else
-			type = IFTODT(sb.st_mode);
-		if (!e && type != DT_DIR && !__atomic_load_n(&p->no_xattrat, __ATOMIC_RELAXED)) {
-			struct stat sb2;
-			int r = by_name(w, u, name, nl, &sb, &h, &sb2);
-			if (r == 0 || r > 2)
-				return r;
-			if (r == 2)
-				__atomic_store_n(&p->no_xattrat, true, __ATOMIC_RELAXED);
-			if (r == 1) {
-				sb = sb2;
-				opened = true;
-			}
-		}
-	}
-	if (!e && !opened)
-		e = tree_open_entry(dfd, name, type, &h, &sb);
-	if (e == ENOENT)
-		return 0; /* removed since the listing */
-	if (e == ENOMEM)
-		return ENOMEM;
-	if (e)
-		return warn(u, R_WARN, name, nl, "cannot open it: %s; left as it is", e);
-	if (sb.st_dev != p->t->rootdev && !o->cross_mounts) {
-		close(h.fd);
-		return record(u, R_MOUNT, name, nl, NULL) ? 0 : ENOMEM;
-	}
-	if (S_ISDIR(sb.st_mode) && on_chain(u->d, &sb)) {
-		close(h.fd);
-		return record(u, R_WARN, name, nl, "a directory that contains itself (a bind mount "
-			      "loop); not entered") ? 0 : ENOMEM;
-	}
-	struct ahead *a = record(u, R_ENTRY, name, nl, NULL);
-	if (!a) {
-		close(h.fd);
-		return ENOMEM;
-	}
-	size_t i = (size_t)(a - u->recs);
-	a->mode = sb.st_mode;
-	a->nlink = sb.st_nlink;
-	a->uid = sb.st_uid;
-	a->gid = sb.st_gid;
-	a->dev = sb.st_dev;
-	a->ino = sb.st_ino;
-	a->opath = h.opath;
-	a->encrypted = S_ISDIR(sb.st_mode) && (enc_known ? enc : tree_encrypted(&h));
-	a->lrc = p->t->set ? fc_lookup(p->t->set, w->path, sb.st_mode, &a->res) : 0;
-	if (read_and_write(w, u, a, &h)) {
-		close(h.fd);
-		return ENOMEM;
-	}
-	a = &u->recs[i];
-	if (!S_ISDIR(sb.st_mode) || a->encrypted) {
-		/* the engine does not enter an encrypted directory */
-		close(h.fd);
-		return 0;
-	}
-	int fd = h.fd;
-	e = 0;
-	if (h.opath) {
-		/* not a directory at the listing (or of no known type): one to read */
-		fd = openat(h.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		e = errno;
-		close(h.fd);
-	}
-	return add_child(w, u, a, pl, fd, e);
-}
-
 /* The directory's descriptor, when it was not kept: opened again from its parent's, and
  * checked; false after a warning in u (its first part). */
 static bool open_dir(struct pool *p, struct unit *u)
@@ -562,10 +68,10 @@ static bool open_dir(struct pool *p, struct unit *u)
 		fd = -1;
 	}
 	if (fd < 0) {
-		if (warn(u, R_WARN_SELF, "", 0, e == ESTALE ? "it was replaced during the walk; "
+		if (pool_warn(u, R_WARN_SELF, "", 0, e == ESTALE ? "it was replaced during the walk; "
 			 "what is below it is left as it is" : "cannot open the directory: %s; what "
 			 "is below it is left as it is", e))
-			fatal(u, ENOMEM);
+			pool_fatal(u, ENOMEM);
 		return false;
 	}
 	d->fd = fd;
@@ -578,11 +84,11 @@ static void unit_failed(struct worker *w, struct unit *u, int e)
 {
 	for (size_t i = 0; i < u->nrec; i++)
 		if (u->recs[i].child) {
-			free_dir(w->p, u->recs[i].child->d);
-			free_unit(u->recs[i].child);
+			pool_free_dir(w->p, u->recs[i].child->d);
+			pool_free_unit(u->recs[i].child);
 		}
 	w->nkids = 0;
-	fatal(u, e);
+	pool_fatal(u, e);
 }
 
 /* Records for the entries of ents from pos to end; the subdirectories go on the pending
@@ -594,8 +100,8 @@ static void run_part(struct worker *w, struct unit *u, const char *ents, size_t 
 	int e;
 	w->nkids = 0;
 	/* the names, and a label of about 48 bytes each */
-	if (grow((void **)&u->recs, &u->caprec, n, sizeof(*u->recs)) ||
-	    grow((void **)&u->arena, &u->acap, end - pos + n * 48, 1)) {
+	if (pool_grow((void **)&u->recs, &u->caprec, n, sizeof(*u->recs)) ||
+	    pool_grow((void **)&u->arena, &u->acap, end - pos + n * 48, 1)) {
 		unit_failed(w, u, ENOMEM);
 		return;
 	}
@@ -603,7 +109,7 @@ static void run_part(struct worker *w, struct unit *u, const char *ents, size_t 
 		unsigned char type = (unsigned char)ents[pos];
 		const char *name = ents + pos + 1;
 		pos += strlen(name) + 2;
-		if ((e = prep_entry(w, u, name, type))) {
+		if ((e = pool_prep_entry(w, u, name, type))) {
 			unit_failed(w, u, e);
 			return;
 		}
@@ -611,7 +117,7 @@ static void run_part(struct worker *w, struct unit *u, const char *ents, size_t 
 	if (!w->nkids)
 		return;
 	pthread_mutex_lock(&p->mu);
-	if (grow((void **)&p->pending, &p->cappending, p->npending + w->nkids, sizeof(*p->pending))) {
+	if (pool_grow((void **)&p->pending, &p->cappending, p->npending + w->nkids, sizeof(*p->pending))) {
 		pthread_mutex_unlock(&p->mu);
 		unit_failed(w, u, ENOMEM);
 		return;
@@ -636,14 +142,14 @@ static size_t part_end(const char *ents, size_t size, size_t pos, size_t *n)
 static int hand_on(struct worker *w, struct unit *u, size_t pos)
 {
 	struct pool *p = w->p;
-	struct unit *n = get_unit(w, u->d);
+	struct unit *n = pool_get_unit(w, u->d);
 	if (!n)
 		return ENOMEM;
 	n->pos = pos;
 	pthread_mutex_lock(&p->mu);
-	if (grow((void **)&p->pending, &p->cappending, p->npending + 1, sizeof(*p->pending))) {
+	if (pool_grow((void **)&p->pending, &p->cappending, p->npending + 1, sizeof(*p->pending))) {
 		pthread_mutex_unlock(&p->mu);
-		free_unit(n);
+		pool_free_unit(n);
 		return ENOMEM;
 	}
 	u->next = n;
@@ -664,12 +170,12 @@ static bool list_dir(struct worker *w, struct unit *u, const char **ents, size_t
 	w->f.fd = d->fd;
 	int e = tree_read_dir(&w->f);
 	if (e == ENOMEM) {
-		fatal(u, ENOMEM);
+		pool_fatal(u, ENOMEM);
 		return false;
 	}
-	if (e && warn(u, R_WARN_SELF, "", 0, "cannot read the directory: %s; what is below it "
+	if (e && pool_warn(u, R_WARN_SELF, "", 0, "cannot read the directory: %s; what is below it "
 		      "is left as it is", e)) {
-		fatal(u, ENOMEM);
+		pool_fatal(u, ENOMEM);
 		return false;
 	}
 	*ents = w->f.ents;
@@ -695,7 +201,7 @@ static void run_unit(struct worker *w, struct unit *u)
 		w->f.cap = w->f.size = 0;
 	}
 	if (end < size && hand_on(w, u, end)) {
-		fatal(u, ENOMEM);
+		pool_fatal(u, ENOMEM);
 		return;
 	}
 	run_part(w, u, ents, u->pos, end, n);
@@ -803,7 +309,7 @@ static void free_spares(struct unit *u, struct dir *d)
 {
 	while (u) {
 		struct unit *n = u->next;
-		free_unit(u);
+		pool_free_unit(u);
 		u = n;
 	}
 	while (d) {
@@ -823,7 +329,7 @@ static void discard(struct worker *w, struct unit *u, bool wait)
 	struct pool *p = w->p;
 	struct unit **all = NULL;
 	size_t n = 0, cap = 0;
-	if (grow((void **)&all, &cap, 1, sizeof(*all)))
+	if (pool_grow((void **)&all, &cap, 1, sizeof(*all)))
 		return; /* (out of memory: left, not freed) */
 	all[n++] = u;
 	for (size_t i = 0; i < n; i++) {
@@ -844,15 +350,15 @@ static void discard(struct worker *w, struct unit *u, bool wait)
 		if (x->state != U_DONE)
 			continue;
 		for (size_t j = 0; j < x->nrec; j++)
-			if (x->recs[j].child && !grow((void **)&all, &cap, n + 1, sizeof(*all)))
+			if (x->recs[j].child && !pool_grow((void **)&all, &cap, n + 1, sizeof(*all)))
 				all[n++] = x->recs[j].child;
-		if (x->next && !grow((void **)&all, &cap, n + 1, sizeof(*all)))
+		if (x->next && !pool_grow((void **)&all, &cap, n + 1, sizeof(*all)))
 			all[n++] = x->next;
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (all[i]->lists)
-			free_dir(p, all[i]->d);
-		free_unit(all[i]);
+			pool_free_dir(p, all[i]->d);
+		pool_free_unit(all[i]);
 	}
 	free(all);
 }
@@ -965,16 +471,16 @@ long tree_walk_threads(struct tree *t, struct label_run *run, int rootfd, const 
 	size_t depth = 0, cap = 0;
 	long rc = 0;
 	pthread_t *th = calloc(nw ? nw : 1, sizeof(*th));
-	struct unit *root = ws ? new_dir(&ws[0], NULL, t->path, t->pathlen, 0) : NULL;
+	struct unit *root = ws ? pool_new_dir(&ws[0], NULL, t->path, t->pathlen, 0) : NULL;
 
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY)
 		p.maxfds = rl.rlim_cur / 4 < 4096 ? rl.rlim_cur / 4 : 4096;
-	if (!ws || !th || !root || grow((void **)&cur, &cap, 64, sizeof(*cur)) ||
-	    grow((void **)&p.pending, &p.cappending, 64, sizeof(*p.pending))) {
+	if (!ws || !th || !root || pool_grow((void **)&cur, &cap, 64, sizeof(*cur)) ||
+	    pool_grow((void **)&p.pending, &p.cappending, 64, sizeof(*p.pending))) {
 		close(rootfd);
 		if (root) {
-			free_dir(&p, root->d);
-			free_unit(root);
+			pool_free_dir(&p, root->d);
+			pool_free_unit(root);
 		}
 		free(ws);
 		free(th);
@@ -1010,7 +516,7 @@ long tree_walk_threads(struct tree *t, struct label_run *run, int rootfd, const 
 		struct ahead *a = &u->recs[c->pos++];
 		rc = hand(t, run, a);
 		if (rc == -1) {
-			rc = grow((void **)&cur, &cap, depth + 1, sizeof(*cur));
+			rc = pool_grow((void **)&cur, &cap, depth + 1, sizeof(*cur));
 			if (!rc)
 				cur[depth++] = (struct cursor){ a->child, 0 };
 			a->child = rc ? a->child : NULL;
@@ -1036,8 +542,8 @@ long tree_walk_threads(struct tree *t, struct label_run *run, int rootfd, const 
 				discard(&ws[0], u->recs[i].child, false);
 		if (u->next)
 			discard(&ws[0], u->next, false);
-		free_dir(&p, u->d);
-		free_unit(u);
+		pool_free_dir(&p, u->d);
+		pool_free_unit(u);
 	}
 	for (unsigned i = 0; i < t->threads; i++)
 		worker_free(&ws[i]);
