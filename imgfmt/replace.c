@@ -178,7 +178,9 @@ static void ic_free(struct imgcopy *s)
 	free(s);
 }
 
-/* The overlay: an unlinked file beside the output that holds the changed blocks. */
+/* The overlay: an unnamed file beside the output that holds the changed blocks (O_TMPFILE where
+ * the file system allows it; else named, and unlinked at once: a kill between the two leaves
+ * the name behind). */
 static errcode_t make_overlay(struct imgcopy *s)
 {
 	char *d = strdup(s->out), *t = NULL;
@@ -187,10 +189,20 @@ static errcode_t make_overlay(struct imgcopy *s)
 		free(d);
 		return ENOMEM;
 	}
-	s->ofd = mkstemp(t);
-	rc = errno;
-	if (s->ofd >= 0)
-		unlink(t);
+	s->ofd = -1;
+#ifdef O_TMPFILE
+	char *dir = strdup(t);
+	if (dir)
+		s->ofd = open(dirname(dir), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	free(dir);
+#endif
+	rc = 0;
+	if (s->ofd < 0) {
+		s->ofd = mkstemp(t);
+		rc = errno;
+		if (s->ofd >= 0)
+			unlink(t);
+	}
 	free(t);
 	free(d);
 	if (s->ofd < 0)

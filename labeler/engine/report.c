@@ -180,7 +180,7 @@ const char *qname(const char *s)
 	static __thread size_t cap[4];
 	static __thread unsigned slot;
 	const unsigned char *p;
-	int n;
+	int n = 1;
 
 	for (p = (const unsigned char *)s; *p; p += n) {
 		n = 1;
