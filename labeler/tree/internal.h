@@ -84,6 +84,11 @@ int tree_open_dir_fast(int dfd, const char *name, struct handle *h, struct stat 
 /* A mount point not entered: counted, named with -v. t->path is its path. */
 void tree_other_fs(struct tree *t);
 
+/* twice.c: whether a walk of root (entering other file systems with cross) can meet an inode
+ * twice through mounts: a device mounted twice within it, the two showing overlapping parts of
+ * it; then the two mount points (malloc'd; either may be NULL when out of memory). */
+bool tree_mounted_twice(const char *root, bool cross, char **first, char **second);
+
 /* treepool.c: the walk with t->threads threads: the entries of each directory opened, stat'ed,
  * their labels read, looked up and (label_writes_ahead) written by whichever thread lists the
  * directory; the engine still sees every entry in the one-thread walk's order. */

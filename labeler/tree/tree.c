@@ -412,6 +412,17 @@ int label_dir(const char *dir, const fc_set *set, const struct label_opts *o,
 			"so those are left as they are and counted as errors; mount /proc to label "
 			"them\n", o->cmd);
 	t.threads = tree_threads(&own);
+	char *m1, *m2;
+	if (t.threads > 1 && tree_mounted_twice(dir, own.cross_mounts, &m1, &m2)) {
+		/* twice.c: what is met twice is then met in walk order, as -T 1 meets it */
+		t.threads = 1;
+		if (own.verbose)
+			fprintf(stderr, "fclabel %s: note: %s and %s show the same files: walked by "
+				"one thread, so that what is met twice is labeled in walk order\n",
+				o->cmd, m1 ? qname(m1) : "?", m2 ? qname(m2) : "?");
+		free(m1);
+		free(m2);
+	}
 	tree_fast_init();
 	if (!statvfs(dir, &vfs) && vfs.f_files >= vfs.f_ffree)
 		src.total = vfs.f_files - vfs.f_ffree;
