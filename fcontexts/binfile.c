@@ -67,6 +67,7 @@ struct rd {
 	struct fc_error *err;
 	struct fc_set *set; /* whose arena keeps the strings the specs keep */
 	bool nomem;
+	bool shared;        /* the specs' analyses are shared with ah's thread */
 };
 
 /* A copy of the string s, n bytes with its NUL, in the set's arena ("" when out of memory: the
@@ -243,8 +244,9 @@ static const char *type_name(mode_t m)
 }
 
 /* sh: the regex's fc_scan34 shape, when the reader has it (NULL: the index scans for it) */
-static int add_spec(struct fc_set *set, unsigned fileno_, unsigned ordinal, const char *regex,
-		    const char *context, mode_t mode, const struct regex_shape *sh)
+static int add_spec(struct fc_set *set, struct rd *r, unsigned fileno_, unsigned ordinal,
+		    const char *regex, const char *context, mode_t mode,
+		    const struct regex_shape *sh)
 {
 	struct spec s = {0};
 
@@ -261,7 +263,14 @@ static int add_spec(struct fc_set *set, unsigned fileno_, unsigned ordinal, cons
 	s.pub.mode = mode;
 	s.pub.context = context;
 	s.col = 1;
-	/* analysed now: while the thread reads on (ahead.c) */
+	/* with a thread of the read's own, analysed by either side once pushed (the thread's
+	 * share runs beside the reader's parse); else now, on this side */
+	if (r->shared) {
+		int rc = fc_push_spec(set, &s);
+		if (!rc)
+			fc_ahead_pushed(r->ah, set->nspecs);
+		return rc;
+	}
 	int rc = fc_analyze_spec(set, &s);
 	return rc ? rc : fc_push_spec(set, &s);
 }
@@ -331,6 +340,7 @@ static int parse_v5(struct fc_set *set, unsigned fileno_, struct rd *r, uint32_t
 	    (rc = count_fits(r, at, nspecs, version >= 4 ? 30 : 26, "specs")) ||
 	    (rc = fc_reserve(set, nspecs)))
 		goto out;
+	r->shared = fc_ahead_share(r->ah, set, nspecs);
 	for (uint32_t i = 0; i < nspecs; i++) {
 		const char *ctx, *re;
 		uint32_t n, mode, meta, prefix;
@@ -380,7 +390,7 @@ static int parse_v5(struct fc_set *set, unsigned fileno_, struct rd *r, uint32_t
 				 sh.stem_len ? "'" : "");
 			goto out;
 		}
-		if ((rc = add_spec(set, fileno_, i + 1, re, ctx, mode, &sh)))
+		if ((rc = add_spec(set, r, fileno_, i + 1, re, ctx, mode, &sh)))
 			goto out;
 	}
 	r->spec = 0;
@@ -659,9 +669,10 @@ static int parse_v6(struct fc_set *set, unsigned fileno_, struct rd *r, bool pcr
 		rc = ENOMEM;
 		goto out;
 	}
+	r->shared = fc_ahead_share(r->ah, set, t.n);
 	for (size_t i = 0; i < t.n && !rc; i++) {
 		const struct ent *e = &t.e[order[i]];
-		rc = add_spec(set, fileno_, order[i] + 1, e->regex, e->context, e->mode, NULL);
+		rc = add_spec(set, r, fileno_, order[i] + 1, e->regex, e->context, e->mode, NULL);
 	}
 	free(order);
 out:
@@ -710,6 +721,8 @@ int fc_parse_bin(struct fc_set *set, unsigned fileno_, const char *buf, int fd, 
 
 	if (!rc)
 		rc = parse_all(set, fileno_, &r);
+	if (!rc)
+		fc_ahead_finish(r.ah, set);
 	fc_ahead_close(r.ah);
 	if (!rc && r.nomem)
 		rc = ENOMEM;

@@ -503,6 +503,11 @@ int fc_analyze_spec(struct fc_set *set, struct spec *s)
 	return 0;
 }
 
+size_t fc_analyze_at(struct spec *s, char *p)
+{
+	return analyze(s, p);
+}
+
 size_t fc_shape_room(const struct spec *s)
 {
 	return analyze_room(s);

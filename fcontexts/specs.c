@@ -119,6 +119,13 @@ void *fc_balloc(struct fc_set *set, size_t n, size_t align)
 		ar->last = at;
 		return ar->base + at;
 	}
+	return fc_bmap(set, n);
+}
+
+void *fc_bmap(struct fc_set *set, size_t n)
+{
+	if (n > SIZE_MAX - 2 * FC_HUGE)
+		return NULL;
 	/* a mapping of its own, kept in the set's list */
 	size_t len = (n + FC_HUGE - 1) & ~(FC_HUGE - 1);
 	void *p = map_huge(len ? len : FC_HUGE);
