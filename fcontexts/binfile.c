@@ -149,7 +149,7 @@ static inline int u32(struct rd *r, const char *what, uint32_t *v)
 	return rc;
 }
 
-static int u16(struct rd *r, const char *what, uint16_t *v)
+static inline int u16(struct rd *r, const char *what, uint16_t *v)
 {
 	const unsigned char *p;
 	int rc = take(r, 2, what, &p);
@@ -158,7 +158,7 @@ static int u16(struct rd *r, const char *what, uint16_t *v)
 	return rc;
 }
 
-static int u8(struct rd *r, const char *what, uint8_t *v)
+static inline int u8(struct rd *r, const char *what, uint8_t *v)
 {
 	const unsigned char *p;
 	int rc = take(r, 1, what, &p);
@@ -248,7 +248,7 @@ static int add_spec(struct fc_set *set, struct rd *r, unsigned fileno_, unsigned
 		    const char *regex, const char *context, mode_t mode,
 		    const struct regex_shape *sh)
 {
-	struct spec s = {0};
+	struct spec s = fc_blank_spec;
 
 	if (sh && sh->stem_len <= UINT32_MAX) {
 		s.shaped = true;
@@ -449,12 +449,15 @@ static int v6_context(struct rd *r, struct v6 *t, struct ent *e)
 	return 0;
 }
 
-static int v6_regex(struct rd *r, const char **re)
+/* The regex, kept; *len: its length (strlen) */
+static int v6_regex(struct rd *r, const char **re, size_t *len)
 {
 	uint16_t n;
 	int rc = u16(r, "the regex length", &n);
-	if (!rc && !(rc = cstring(r, n, "regex", re)))
+	if (!rc && !(rc = cstring(r, n, "regex", re))) {
 		*re = keep(r, *re, n);
+		*len = (size_t)n - 1; /* cstring: n > 0, one NUL, at the end */
+	}
 	return rc;
 }
 
@@ -504,13 +507,14 @@ static int v6_node(struct rd *r, struct v6 *t, unsigned depth, const char **stem
 		struct ent e = {0};
 		const char *lit;
 		uint16_t n;
+		size_t rl;
 		r->spec = (unsigned)t->n + 1;
-		if ((rc = v6_context(r, t, &e)) || (rc = v6_regex(r, &e.regex)))
+		if ((rc = v6_context(r, t, &e)) || (rc = v6_regex(r, &e.regex, &rl)))
 			return rc;
 		at = r->off;
 		if ((rc = u16(r, "the literal length", &n)) || (rc = cstring(r, n, "literal", &lit)))
 			return rc;
-		if ((size_t)n - 1 > strlen(e.regex))
+		if ((size_t)n - 1 > rl)
 			return bad(r, at, "the literal is longer than its regex");
 		if ((rc = v6_kind(r, &e)) || (rc = push_ent(r, t, &e)))
 			return rc;
@@ -523,6 +527,7 @@ static int v6_node(struct rd *r, struct v6 *t, unsigned depth, const char **stem
 	for (uint32_t i = 0; i < nre; i++) {
 		struct ent e = {0};
 		uint16_t prefix;
+		size_t rl;
 		r->spec = (unsigned)t->n + 1;
 		if ((rc = v6_context(r, t, &e)))
 			return rc;
@@ -531,12 +536,12 @@ static int v6_node(struct rd *r, struct v6 *t, unsigned depth, const char **stem
 			return rc;
 		if (!e.lineno || e.lineno == UINT32_MAX)
 			return bad(r, at, "line number %u", e.lineno);
-		if ((rc = v6_regex(r, &e.regex)))
+		if ((rc = v6_regex(r, &e.regex, &rl)))
 			return rc;
 		at = r->off;
 		if ((rc = u16(r, "the prefix length", &prefix)))
 			return rc;
-		if (prefix > strlen(e.regex))
+		if (prefix > rl)
 			return bad(r, at, "prefix length %u is longer than the regex", prefix);
 		if ((rc = v6_kind(r, &e)) || (rc = skip_blob(r, "the compiled regex")) ||
 		    (t->pcre1 && (rc = skip_blob(r, "the regex study data"))))
