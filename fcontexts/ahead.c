@@ -44,7 +44,7 @@
 /* how long the thread spins with nothing to do before it naps (FC_AHEAD_NAP_NS a time): many
  * times the reader's time for a chunk or a spec, so that only a reader kept off its core meets
  * a napping thread */
-#define FC_AHEAD_SPINS 100000u
+#define FC_AHEAD_SPINS 20000u
 #define FC_AHEAD_NAP_NS 20000
 
 #if defined(__x86_64__) || defined(__i386__)

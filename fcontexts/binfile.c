@@ -181,6 +181,14 @@ static bool space(unsigned char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
 
+/* Whether none of the 8 bytes of w is at or below ' ', or at or above 0x7f: such a byte sets its
+ * high bit in one of the three (a borrow or carry into the next byte only errs the other way) */
+static inline bool printable8(uint64_t w)
+{
+	uint64_t low = w - 0x2121212121212121ull, high = w + 0x0101010101010101ull;
+	return ((low | high | w) & 0x8080808080808080ull) == 0;
+}
+
 /*
  * A regex or context of n bytes at s (s[n] is NUL): what a file_contexts line could hold, so
  * that the set is one the text parser could have made: not empty, no NUL, no white space, no
@@ -192,13 +200,20 @@ static int check_field(struct rd *r, size_t at, const char *s, size_t n, const c
 
 	if (!n)
 		return bad(r, at, "empty %s", what);
-	/* the usual field has none: printable ASCII bytes eight at a time */
-	for (uint64_t w; i + 8 <= n; i += 8) {
-		memcpy(&w, s + i, 8);
-		/* a byte at or below ' ', or at or above 0x7f, sets its high bit here */
-		uint64_t low = w - 0x2121212121212121ull, high = w + 0x0101010101010101ull;
-		if (((low | high | w) & 0x8080808080808080ull) != 0)
-			break;
+	/* the usual field has none: eight bytes at a time, the last eight overlapping the rest */
+	if (n >= 8) {
+		uint64_t w;
+		for (; i + 8 <= n; i += 8) {
+			memcpy(&w, s + i, 8);
+			if (!printable8(w))
+				break;
+		}
+		if (i + 8 > n) {
+			memcpy(&w, s + n - 8, 8);
+			if (printable8(w))
+				return 0;
+			i = n - 8;
+		}
 	}
 	for (; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
@@ -571,38 +586,45 @@ static int v6_node(struct rd *r, struct v6 *t, unsigned depth, const char **stem
 
 /*
  * The order 3.4's rules need: regex specs by source line, then literal specs in file order. The
- * specs' ordinals (file order) sorted by that key, a literal spec's being UINT32_MAX (a regex
- * spec's line is below): a radix sort, a byte of the key a pass, which keeps the file order of
- * equal keys (qsort's calls to a comparison were a tenth of a load).
+ * specs' ordinals (file order) sorted by that key, a literal spec's being above every regex
+ * spec's line: a radix sort, a byte of the key a pass, as many passes as the largest key has
+ * bytes (two for any policy under 65535 lines), which keeps the file order of equal keys
+ * (qsort's calls to a comparison were a tenth of a load).
  */
-static uint32_t order_key(const struct ent *e)
+static uint32_t order_key(const struct ent *e, uint32_t literal)
 {
-	return e->lineno ? e->lineno : UINT32_MAX;
+	return e->lineno ? e->lineno : literal;
 }
 
-/* Returns the order in a malloc'd block (in the arena, it would outlive the load under the
- * specs' analyses: refpolicy's index then needs a second huge page). */
-static uint32_t *v6_order(const struct v6 *t)
+/* Returns the order in *order, in a malloc'd block returned (in the arena, it would outlive the
+ * load under the specs' analyses: refpolicy's index then needs a second huge page). */
+static uint32_t *v6_order(const struct v6 *t, const uint32_t **order)
 {
-	uint32_t *a = malloc((2 * t->n + 1) * sizeof(*a)), *b = a + t->n, *block = a;
+	uint32_t *block = malloc((2 * t->n + 1) * sizeof(*block)), *a = block, *b = a + t->n;
+	uint32_t literal = 0;
 
-	if (!a)
+	if (!block)
 		return NULL;
-	for (size_t i = 0; i < t->n; i++)
+	for (size_t i = 0; i < t->n; i++) {
 		a[i] = (uint32_t)i;
-	for (unsigned shift = 0; shift < 32; shift += 8) {
+		if (t->e[i].lineno > literal)
+			literal = t->e[i].lineno;
+	}
+	literal++; /* a line is below UINT32_MAX */
+	for (unsigned shift = 0; shift < 32 && literal >> shift; shift += 8) {
 		size_t count[257] = {0};
 		for (size_t i = 0; i < t->n; i++)
-			count[(order_key(&t->e[a[i]]) >> shift & 255) + 1]++;
+			count[(order_key(&t->e[a[i]], literal) >> shift & 255) + 1]++;
 		for (unsigned k = 0; k < 256; k++)
 			count[k + 1] += count[k];
 		for (size_t i = 0; i < t->n; i++)
-			b[count[order_key(&t->e[a[i]]) >> shift & 255]++] = a[i];
+			b[count[order_key(&t->e[a[i]], literal) >> shift & 255]++] = a[i];
 		uint32_t *swap = a;
 		a = b;
 		b = swap;
 	}
-	return a == block ? a : NULL; /* four passes: back in the first half */
+	*order = a;
+	return block;
 }
 
 static int parse_v6(struct fc_set *set, unsigned fileno_, struct rd *r, bool pcre1)
@@ -669,8 +691,9 @@ static int parse_v6(struct fc_set *set, unsigned fileno_, struct rd *r, bool pcr
 	 * arena) */
 	if ((rc = fc_reserve(set, t.n)))
 		goto out;
-	uint32_t *order = v6_order(&t);
-	if (!order) {
+	const uint32_t *order;
+	uint32_t *block = v6_order(&t, &order);
+	if (!block) {
 		rc = ENOMEM;
 		goto out;
 	}
@@ -679,7 +702,7 @@ static int parse_v6(struct fc_set *set, unsigned fileno_, struct rd *r, bool pcr
 		const struct ent *e = &t.e[order[i]];
 		rc = add_spec(set, r, fileno_, order[i] + 1, e->regex, e->context, e->mode, NULL);
 	}
-	free(order);
+	free(block);
 out:
 	free(t.ctx);
 	return rc;
