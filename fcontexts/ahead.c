@@ -16,6 +16,14 @@
  * thread would only take turns with the reader and the other jobs, and the reader's fields would
  * come from another core's cache), or a thread that cannot be started: the file is read by the
  * reader alone, chunk by chunk as it is needed (a chunk it skips is never read).
+ *
+ * The thread also takes the specs' analyses (fc_analyze_spec, half of a load's time), a few at a
+ * time as the reader pushes them, before any reading: format 5's reader then reads and parses
+ * while the thread analyses (the two take about as long: 1.8 ms each for refpolicy, against 3.4
+ * for the two on one core), and what is left when the reader is done is shared. Format 6 pushes
+ * its specs once its whole tree is read (their order is known only then): meanwhile the thread
+ * reads ahead, then both analyse. Only the analyses can go to another thread: the index that
+ * follows takes memory from the set's arena, which is the reader's alone.
  */
 #include <errno.h>
 #include <fcntl.h>
