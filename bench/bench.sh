@@ -8,6 +8,8 @@
 # BENCH_RUNS (3): rounds of lookups; BENCH_LOAD_RUNS (15): rounds of loads; BENCH_SAMPLE (20000).
 # BENCH_BEFORE=FCBENCH: another bench/fcbench (the build before a change, made aside) loads the
 # same files in the same rounds, printed beside this build's loads.
+# BENCH_PART=load: the policy load's table alone (no lookups, no per-policy table: seconds, not
+# the minute and more of the whole).
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 out=$top/tests/out/bench
@@ -23,7 +25,9 @@ fc=$shared/refpolicy/file_contexts
 
 # Queries: this machine's own tree, each path with its real file type (BENCH_REUSE=1: the
 # previous run's list, for comparing two builds on the same paths).
-if [ -z "${BENCH_REUSE:-}" ] || [ ! -s "$out/machine.q" ]; then
+lookups=true
+[ "${BENCH_PART:-}" = load ] && lookups=false
+if $lookups && { [ -z "${BENCH_REUSE:-}" ] || [ ! -s "$out/machine.q" ]; }; then
 echo "bench: listing this machine's files..."
 find / -xdev \( -path /proc -o -path /sys -o -path "$top/tests/out" \) -prune -o -printf '%y %p\0' 2>/dev/null |
 	python3 -c '
@@ -86,6 +90,7 @@ newv=${newv:-new}
 oldv=$(dpkg-query -W -f '${Version}' libselinux1 2>/dev/null | sed 's/-.*//')
 oldv=${oldv:-3.4}
 
+if $lookups; then
 nq=$(tr -cd '\000' <"$out/machine.q" | wc -c)
 ns_=$(tr -cd '\000' <"$out/sample.q" | wc -c)
 echo "bench: refpolicy $fc; $nq paths of this machine (real modes); libselinux $oldv on a sample of $ns_"
@@ -102,6 +107,7 @@ while [ $i -lt "$runs" ]; do
 	run1 s.floor "" floor "$fc" "$out/sample.q"
 	i=$((i + 1))
 done
+fi
 
 status=0
 # row NAME TAG: lookups/s, per lookup, whole lookups/s (load counted), by CPU time, load ms, the
@@ -148,6 +154,7 @@ floorline() {
 }
 hdr() { printf '  %-28s %12s %9s %12s %12s %8s  %s\n' "" "lookups/s" "a lookup" "whole/s" "by CPU/s" "load ms" "answers' digest"; }
 
+if $lookups; then
 echo
 echo "lookups, refpolicy, all $nq paths of this machine:"
 hdr
@@ -169,6 +176,7 @@ verdict s.fclabel s.old "$oldv"
 same s.fclabel s.old "$oldv"
 same s.fclabel s.new "$newv"
 floorline s.fclabel s.floor
+fi
 
 # Policy load: refpolicy with its .homedirs and .subs_dist as text, as libselinux 3.4's .bin
 # (format 5, sefcontext_compile of this system) and as 3.8's (format 6, bench/build_sefc_new.sh).
@@ -240,7 +248,9 @@ echo "  the installed policy (/etc/selinux/default, its .bin is newer): $(for i 
 
 # Every policy in ../shared/data, whole lookups (load included), against libselinux 3.8 in the
 # same run, with the answers checked against 3.4 and 3.8 (bench/bench_policies.py).
-if [ -d "$shared/images" ] && [ -d "$shared/android" ]; then
+if ! $lookups; then
+	:
+elif [ -d "$shared/images" ] && [ -d "$shared/android" ]; then
 	echo
 	echo "every policy (whole lookups: load + lookups, best of $runs):"
 	python3 "$top/bench/bench_policies.py" "$bench" "$shared" "$out" "$out/machine.q" "${newlib:--}" "$runs" || status=1

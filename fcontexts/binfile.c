@@ -67,6 +67,7 @@ struct rd {
 	struct fc_error *err;
 	struct fc_set *set; /* whose arena keeps the strings the specs keep */
 	bool nomem;
+	bool shared;        /* the specs' analyses are shared with ah's thread */
 };
 
 /* A copy of the string s, n bytes with its NUL, in the set's arena ("" when out of memory: the
@@ -148,7 +149,7 @@ static inline int u32(struct rd *r, const char *what, uint32_t *v)
 	return rc;
 }
 
-static int u16(struct rd *r, const char *what, uint16_t *v)
+static inline int u16(struct rd *r, const char *what, uint16_t *v)
 {
 	const unsigned char *p;
 	int rc = take(r, 2, what, &p);
@@ -157,7 +158,7 @@ static int u16(struct rd *r, const char *what, uint16_t *v)
 	return rc;
 }
 
-static int u8(struct rd *r, const char *what, uint8_t *v)
+static inline int u8(struct rd *r, const char *what, uint8_t *v)
 {
 	const unsigned char *p;
 	int rc = take(r, 1, what, &p);
@@ -180,6 +181,14 @@ static bool space(unsigned char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
 
+/* Whether none of the 8 bytes of w is at or below ' ', or at or above 0x7f: such a byte sets its
+ * high bit in one of the three (a borrow or carry into the next byte only errs the other way) */
+static inline bool printable8(uint64_t w)
+{
+	uint64_t low = w - 0x2121212121212121ull, high = w + 0x0101010101010101ull;
+	return ((low | high | w) & 0x8080808080808080ull) == 0;
+}
+
 /*
  * A regex or context of n bytes at s (s[n] is NUL): what a file_contexts line could hold, so
  * that the set is one the text parser could have made: not empty, no NUL, no white space, no
@@ -191,13 +200,20 @@ static int check_field(struct rd *r, size_t at, const char *s, size_t n, const c
 
 	if (!n)
 		return bad(r, at, "empty %s", what);
-	/* the usual field has none: printable ASCII bytes eight at a time */
-	for (uint64_t w; i + 8 <= n; i += 8) {
-		memcpy(&w, s + i, 8);
-		/* a byte at or below ' ', or at or above 0x7f, sets its high bit here */
-		uint64_t low = w - 0x2121212121212121ull, high = w + 0x0101010101010101ull;
-		if (((low | high | w) & 0x8080808080808080ull) != 0)
-			break;
+	/* the usual field has none: eight bytes at a time, the last eight overlapping the rest */
+	if (n >= 8) {
+		uint64_t w;
+		for (; i + 8 <= n; i += 8) {
+			memcpy(&w, s + i, 8);
+			if (!printable8(w))
+				break;
+		}
+		if (i + 8 > n) {
+			memcpy(&w, s + n - 8, 8);
+			if (printable8(w))
+				return 0;
+			i = n - 8;
+		}
 	}
 	for (; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
@@ -243,10 +259,11 @@ static const char *type_name(mode_t m)
 }
 
 /* sh: the regex's fc_scan34 shape, when the reader has it (NULL: the index scans for it) */
-static int add_spec(struct fc_set *set, unsigned fileno_, unsigned ordinal, const char *regex,
-		    const char *context, mode_t mode, const struct regex_shape *sh)
+static int add_spec(struct fc_set *set, struct rd *r, unsigned fileno_, unsigned ordinal,
+		    const char *regex, const char *context, mode_t mode,
+		    const struct regex_shape *sh)
 {
-	struct spec s = {0};
+	struct spec s = fc_blank_spec;
 
 	if (sh && sh->stem_len <= UINT32_MAX) {
 		s.shaped = true;
@@ -261,7 +278,14 @@ static int add_spec(struct fc_set *set, unsigned fileno_, unsigned ordinal, cons
 	s.pub.mode = mode;
 	s.pub.context = context;
 	s.col = 1;
-	/* analysed now: while the thread reads on (ahead.c) */
+	/* with a thread of the read's own, analysed by either side once pushed (the thread's
+	 * share runs beside the reader's parse); else now, on this side */
+	if (r->shared) {
+		int rc = fc_push_spec(set, &s);
+		if (!rc)
+			fc_ahead_pushed(r->ah, set->nspecs);
+		return rc;
+	}
 	int rc = fc_analyze_spec(set, &s);
 	return rc ? rc : fc_push_spec(set, &s);
 }
@@ -331,6 +355,7 @@ static int parse_v5(struct fc_set *set, unsigned fileno_, struct rd *r, uint32_t
 	    (rc = count_fits(r, at, nspecs, version >= 4 ? 30 : 26, "specs")) ||
 	    (rc = fc_reserve(set, nspecs)))
 		goto out;
+	r->shared = fc_ahead_share(r->ah, set, nspecs);
 	for (uint32_t i = 0; i < nspecs; i++) {
 		const char *ctx, *re;
 		uint32_t n, mode, meta, prefix;
@@ -380,7 +405,7 @@ static int parse_v5(struct fc_set *set, unsigned fileno_, struct rd *r, uint32_t
 				 sh.stem_len ? "'" : "");
 			goto out;
 		}
-		if ((rc = add_spec(set, fileno_, i + 1, re, ctx, mode, &sh)))
+		if ((rc = add_spec(set, r, fileno_, i + 1, re, ctx, mode, &sh)))
 			goto out;
 	}
 	r->spec = 0;
@@ -439,12 +464,15 @@ static int v6_context(struct rd *r, struct v6 *t, struct ent *e)
 	return 0;
 }
 
-static int v6_regex(struct rd *r, const char **re)
+/* The regex, kept; *len: its length (strlen) */
+static int v6_regex(struct rd *r, const char **re, size_t *len)
 {
 	uint16_t n;
 	int rc = u16(r, "the regex length", &n);
-	if (!rc && !(rc = cstring(r, n, "regex", re)))
+	if (!rc && !(rc = cstring(r, n, "regex", re))) {
 		*re = keep(r, *re, n);
+		*len = (size_t)n - 1; /* cstring: n > 0, one NUL, at the end */
+	}
 	return rc;
 }
 
@@ -494,13 +522,14 @@ static int v6_node(struct rd *r, struct v6 *t, unsigned depth, const char **stem
 		struct ent e = {0};
 		const char *lit;
 		uint16_t n;
+		size_t rl;
 		r->spec = (unsigned)t->n + 1;
-		if ((rc = v6_context(r, t, &e)) || (rc = v6_regex(r, &e.regex)))
+		if ((rc = v6_context(r, t, &e)) || (rc = v6_regex(r, &e.regex, &rl)))
 			return rc;
 		at = r->off;
 		if ((rc = u16(r, "the literal length", &n)) || (rc = cstring(r, n, "literal", &lit)))
 			return rc;
-		if ((size_t)n - 1 > strlen(e.regex))
+		if ((size_t)n - 1 > rl)
 			return bad(r, at, "the literal is longer than its regex");
 		if ((rc = v6_kind(r, &e)) || (rc = push_ent(r, t, &e)))
 			return rc;
@@ -513,6 +542,7 @@ static int v6_node(struct rd *r, struct v6 *t, unsigned depth, const char **stem
 	for (uint32_t i = 0; i < nre; i++) {
 		struct ent e = {0};
 		uint16_t prefix;
+		size_t rl;
 		r->spec = (unsigned)t->n + 1;
 		if ((rc = v6_context(r, t, &e)))
 			return rc;
@@ -521,12 +551,12 @@ static int v6_node(struct rd *r, struct v6 *t, unsigned depth, const char **stem
 			return rc;
 		if (!e.lineno || e.lineno == UINT32_MAX)
 			return bad(r, at, "line number %u", e.lineno);
-		if ((rc = v6_regex(r, &e.regex)))
+		if ((rc = v6_regex(r, &e.regex, &rl)))
 			return rc;
 		at = r->off;
 		if ((rc = u16(r, "the prefix length", &prefix)))
 			return rc;
-		if (prefix > strlen(e.regex))
+		if (prefix > rl)
 			return bad(r, at, "prefix length %u is longer than the regex", prefix);
 		if ((rc = v6_kind(r, &e)) || (rc = skip_blob(r, "the compiled regex")) ||
 		    (t->pcre1 && (rc = skip_blob(r, "the regex study data"))))
@@ -556,38 +586,45 @@ static int v6_node(struct rd *r, struct v6 *t, unsigned depth, const char **stem
 
 /*
  * The order 3.4's rules need: regex specs by source line, then literal specs in file order. The
- * specs' ordinals (file order) sorted by that key, a literal spec's being UINT32_MAX (a regex
- * spec's line is below): a radix sort, a byte of the key a pass, which keeps the file order of
- * equal keys (qsort's calls to a comparison were a tenth of a load).
+ * specs' ordinals (file order) sorted by that key, a literal spec's being above every regex
+ * spec's line: a radix sort, a byte of the key a pass, as many passes as the largest key has
+ * bytes (two for any policy under 65535 lines), which keeps the file order of equal keys
+ * (qsort's calls to a comparison were a tenth of a load).
  */
-static uint32_t order_key(const struct ent *e)
+static uint32_t order_key(const struct ent *e, uint32_t literal)
 {
-	return e->lineno ? e->lineno : UINT32_MAX;
+	return e->lineno ? e->lineno : literal;
 }
 
-/* Returns the order in a malloc'd block (in the arena, it would outlive the load under the
- * specs' analyses: refpolicy's index then needs a second huge page). */
-static uint32_t *v6_order(const struct v6 *t)
+/* Returns the order in *order, in a malloc'd block returned (in the arena, it would outlive the
+ * load under the specs' analyses: refpolicy's index then needs a second huge page). */
+static uint32_t *v6_order(const struct v6 *t, const uint32_t **order)
 {
-	uint32_t *a = malloc((2 * t->n + 1) * sizeof(*a)), *b = a + t->n, *block = a;
+	uint32_t *block = malloc((2 * t->n + 1) * sizeof(*block)), *a = block, *b = a + t->n;
+	uint32_t literal = 0;
 
-	if (!a)
+	if (!block)
 		return NULL;
-	for (size_t i = 0; i < t->n; i++)
+	for (size_t i = 0; i < t->n; i++) {
 		a[i] = (uint32_t)i;
-	for (unsigned shift = 0; shift < 32; shift += 8) {
+		if (t->e[i].lineno > literal)
+			literal = t->e[i].lineno;
+	}
+	literal++; /* a line is below UINT32_MAX */
+	for (unsigned shift = 0; shift < 32 && literal >> shift; shift += 8) {
 		size_t count[257] = {0};
 		for (size_t i = 0; i < t->n; i++)
-			count[(order_key(&t->e[a[i]]) >> shift & 255) + 1]++;
+			count[(order_key(&t->e[a[i]], literal) >> shift & 255) + 1]++;
 		for (unsigned k = 0; k < 256; k++)
 			count[k + 1] += count[k];
 		for (size_t i = 0; i < t->n; i++)
-			b[count[order_key(&t->e[a[i]]) >> shift & 255]++] = a[i];
+			b[count[order_key(&t->e[a[i]], literal) >> shift & 255]++] = a[i];
 		uint32_t *swap = a;
 		a = b;
 		b = swap;
 	}
-	return a == block ? a : NULL; /* four passes: back in the first half */
+	*order = a;
+	return block;
 }
 
 static int parse_v6(struct fc_set *set, unsigned fileno_, struct rd *r, bool pcre1)
@@ -654,16 +691,18 @@ static int parse_v6(struct fc_set *set, unsigned fileno_, struct rd *r, bool pcr
 	 * arena) */
 	if ((rc = fc_reserve(set, t.n)))
 		goto out;
-	uint32_t *order = v6_order(&t);
-	if (!order) {
+	const uint32_t *order;
+	uint32_t *block = v6_order(&t, &order);
+	if (!block) {
 		rc = ENOMEM;
 		goto out;
 	}
+	r->shared = fc_ahead_share(r->ah, set, t.n);
 	for (size_t i = 0; i < t.n && !rc; i++) {
 		const struct ent *e = &t.e[order[i]];
-		rc = add_spec(set, fileno_, order[i] + 1, e->regex, e->context, e->mode, NULL);
+		rc = add_spec(set, r, fileno_, order[i] + 1, e->regex, e->context, e->mode, NULL);
 	}
-	free(order);
+	free(block);
 out:
 	free(t.ctx);
 	return rc;
@@ -710,6 +749,8 @@ int fc_parse_bin(struct fc_set *set, unsigned fileno_, const char *buf, int fd, 
 
 	if (!rc)
 		rc = parse_all(set, fileno_, &r);
+	if (!rc)
+		fc_ahead_finish(r.ah, set);
 	fc_ahead_close(r.ah);
 	if (!rc && r.nomem)
 		rc = ENOMEM;

@@ -428,9 +428,9 @@ static uint8_t fast_form(const struct spec *s, size_t rl)
 
 /*
  * The half of the index that a spec's regex alone decides: its kind, required prefix, literal
- * run and fast form. The compiled reader has it done as each spec is read: it then runs while
- * the file's next chunks are read in (ahead.c), which is most of what hides that read. The
- * index does it for the text's specs, as it did before (the text gains nothing from the move).
+ * run and fast form. The compiled reader has it done as each spec is read, by the thread that
+ * reads ahead when there is one (ahead.c), else by itself. The index does it for the text's
+ * specs, as it did before (on one core the text gained nothing from the move).
  * Whether the regex compiles is left to fc_build_index, which compiles in spec order, so that
  * the first bad regex is the one reported.
  */
@@ -501,6 +501,11 @@ int fc_analyze_spec(struct fc_set *set, struct spec *s)
 		return ENOMEM;
 	fc_bshrink(set, p, analyze(s, p));
 	return 0;
+}
+
+size_t fc_analyze_at(struct spec *s, char *p)
+{
+	return analyze(s, p);
 }
 
 size_t fc_shape_room(const struct spec *s)

@@ -161,9 +161,15 @@ int fc_keep_buf(struct fc_set *set, char *buf);
  * the set. fc_bshrink: the latest block p needs only n bytes after all. */
 void *fc_balloc(struct fc_set *set, size_t n, size_t align);
 void fc_bshrink(struct fc_set *set, void *p, size_t n);
+/* n bytes of a mapping of their own, freed with the set (for another thread: the arena is the
+ * loading thread's) */
+void *fc_bmap(struct fc_set *set, size_t n);
 void fc_arena_free(struct fc_set *set);
 /* Records a file name for fc_spec.file; *fileno_ is its index. */
 int fc_keep_name(struct fc_set *set, const char *path, unsigned *fileno_);
+/* A spec with every field zero, to start one from: its copy is a few vector moves, where
+ * "= {0}" is a rep stos (its start-up was most of the compiled reader's add_spec) */
+extern const struct spec fc_blank_spec;
 /* Appends a spec whose regex, mode and context are set, filling in its derived fields. */
 int fc_push_spec(struct fc_set *set, struct spec *s);
 /* Room for n more specs (a hint: fc_push_spec grows the list anyway). */
@@ -202,6 +208,14 @@ int fc_ahead_open(struct fc_ahead **out, struct fc_set *set, int fd, size_t len,
 int fc_ahead_get(struct fc_ahead *a, size_t off, size_t n, const unsigned char **b,
 		 size_t *base, size_t *len);
 void fc_ahead_close(struct fc_ahead *a);
+/* The specs' analyses (fc_analyze_spec) shared with the thread, when there is one: true when
+ * shared. The set's list must have room for the more specs still to come (it must not move);
+ * each is announced once complete, with the list's new length (fc_ahead_pushed); the reader
+ * analyses what the thread has not claimed (fc_ahead_finish) before fc_ahead_close, after which
+ * every spec the thread analysed is complete. */
+bool fc_ahead_share(struct fc_ahead *a, struct fc_set *set, size_t more);
+void fc_ahead_pushed(struct fc_ahead *a, size_t n);
+void fc_ahead_finish(struct fc_ahead *a, struct fc_set *set);
 
 /* load.c: one file, text or compiled */
 int fc_parse_file(struct fc_set *set, const char *path, bool optional, struct fc_error *err);
@@ -243,6 +257,8 @@ bool fc_regex_surely_compiles(const char *re);
 /* The per-spec half of the index (kind, required prefix, literal run, form; q set), for a spec
  * not yet pushed or in the list (fc_build_index does it for every spec without q). */
 int fc_analyze_spec(struct fc_set *set, struct spec *s);
+/* The same into p (fc_shape_room(s) bytes); returns the bytes it keeps there. */
+size_t fc_analyze_at(struct spec *s, char *p);
 int fc_build_index(struct fc_set *set, struct fc_error *err);
 /* What the index derives from one spec alone (kind, q, lit, req, dead, form), into p: room
  * for fc_shape_room(s) bytes, of which it takes what *used grows by. A regex that might not

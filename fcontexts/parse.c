@@ -72,7 +72,7 @@ static int parse_line(struct fc_set *set, const char *path, unsigned fileno_, ch
 		fc_seterr(err, path, lineno, col[0], "missing fields: a line is REGEX [TYPE] CONTEXT");
 		return EINVAL;
 	}
-	struct spec s = {0};
+	struct spec s = fc_blank_spec;
 	s.pub.file = set->names[fileno_];
 	s.pub.line = lineno;
 	s.pub.regex = f[0];

@@ -8,17 +8,6 @@
 
 #include "internal.h"
 
-static bool is_meta34(int c)
-{
-	switch (c) {
-	case '.': case '^': case '$': case '?': case '*': case '+': case '|': case '[': case '(':
-	case '{':
-		return true;
-	default:
-		return false;
-	}
-}
-
 /* Regex syntax characters (of the pattern text, outside classes and escapes). */
 static bool is_syntax(unsigned char c)
 {
@@ -36,27 +25,59 @@ static bool is_quant(int c)
 	return c == '?' || c == '*' || c == '+' || c == '{';
 }
 
+/* The bytes fc_scan34 stops at, by kind: one table lookup a byte (the scan runs over every
+ * spec's regex at load) */
+enum { C34_META = 1, C34_ESC = 2, C34_SLASH = 4, C34_END = 8 };
+static const unsigned char cls34[256] = {
+	[0] = C34_END, ['\\'] = C34_ESC, ['/'] = C34_SLASH,
+	['.'] = C34_META, ['^'] = C34_META, ['$'] = C34_META, ['?'] = C34_META, ['*'] = C34_META,
+	['+'] = C34_META, ['|'] = C34_META, ['['] = C34_META, ['('] = C34_META, ['{'] = C34_META,
+};
+
+/*
+ * libselinux 3.4's two scans in one pass: hasMetaChars (a metacharacter outside an escape; a
+ * '\\' at the end stops it) and the stem (the text up to the first '/' after the first byte,
+ * when no byte before that '/', escaped or not, is a metacharacter).
+ */
 void fc_scan34(const char *re, struct regex_shape *sh)
 {
-	const char *slash = re[0] ? strchr(re + 1, '/') : NULL;
+	const unsigned char *p = (const unsigned char *)re;
+	size_t i = 0, slash = 0;     /* slash: the stem's '/', 0 while none is found */
+	bool meta = false, nostem = false; /* nostem: a metacharacter before any '/' */
 
-	sh->meta = false;
-	for (const char *c = re; *c; c++) {
-		if (is_meta34(*c)) {
-			sh->meta = true;
-			break;
+	for (;;) {
+		unsigned k = cls34[p[i]];
+		if (!k) {
+			i++;
+			continue;
 		}
-		if (*c == '\\' && !*++c)
+		if (k & C34_END)
 			break;
+		if (k & C34_SLASH) {
+			if (i && !slash && !nostem)
+				slash = i;
+			i++;
+		} else if (k & C34_META) {
+			/* both known now: whether there is a stem was decided before this byte */
+			meta = true;
+			nostem |= !slash;
+			break;
+		} else {
+			/* an escape: its byte counts for the stem, not for hasMetaChars */
+			unsigned e = cls34[p[i + 1]];
+			if (e & C34_END)
+				break;
+			if (!slash && !nostem) {
+				if (e & C34_META)
+					nostem = true;
+				else if (e & C34_SLASH)
+					slash = i + 1;
+			}
+			i += 2;
+		}
 	}
-	sh->stem_len = 0;
-	if (slash) {
-		const char *c;
-		for (c = re; c < slash && !is_meta34(*c); c++)
-			;
-		if (c == slash)
-			sh->stem_len = (size_t)(slash - re);
-	}
+	sh->meta = meta;
+	sh->stem_len = nostem ? 0 : slash;
 }
 
 /* Skips a character class starting at re[i] == '['; returns the index after its ']', or 0 when

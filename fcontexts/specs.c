@@ -119,6 +119,13 @@ void *fc_balloc(struct fc_set *set, size_t n, size_t align)
 		ar->last = at;
 		return ar->base + at;
 	}
+	return fc_bmap(set, n);
+}
+
+void *fc_bmap(struct fc_set *set, size_t n)
+{
+	if (n > SIZE_MAX - 2 * FC_HUGE)
+		return NULL;
 	/* a mapping of its own, kept in the set's list */
 	size_t len = (n + FC_HUGE - 1) & ~(FC_HUGE - 1);
 	void *p = map_huge(len ? len : FC_HUGE);
@@ -243,12 +250,15 @@ int fc_reserve(struct fc_set *set, size_t n)
 	return 0;
 }
 
+const struct spec fc_blank_spec;
+
 /* Appends a spec whose regex, mode and context are set: the derived fields are filled in here,
  * for the text and the compiled forms alike. */
 int fc_push_spec(struct fc_set *set, struct spec *s)
 {
 	s->tclass = (uint8_t)fc_mode_class(s->pub.mode);
-	s->none = strcmp(s->pub.context, "<<none>>") == 0;
+	/* a call to strcmp a spec was a few percent of a load: most contexts start "system_u" */
+	s->none = s->pub.context[0] == '<' && strcmp(s->pub.context, "<<none>>") == 0;
 	s->next_same = -1;
 	if (set->nspecs == set->cap) {
 		int rc = fc_reserve(set, set->cap ? set->cap : 256);
