@@ -6,7 +6,8 @@
 #   clean     labeled as without the thread, byte for byte, e2fsck -fn clean
 #   changed   the image changed (a block cross-linked) after the thread read it, while the run
 #             waited for the image's lock: the thread's answer is not taken, the run refuses
-#   signal    SIGTERM while the thread reads a tree node: fclabel dies by it, nothing written
+#   signal    SIGTERM while the thread reads a tree node: fclabel dies by it, nothing written;
+#             so too when the run's thread is waiting at its first write (FCLABEL_PRESCAN_SHARE)
 #   share     the run's thread, at its first write, takes its share of the scan
 #             (FCLABEL_PRESCAN_SHARE=1: the thread the first unit of the inode tables, group 0's,
 #             the run's thread the others): a block claimed by a file in each part, and a file
@@ -136,6 +137,17 @@ if cc -shared -fPIC -O2 -o readsig.so "$TOP/tests/readsig.c" -ldl 2>/dev/null; t
 	expect_eq "signal: dies by SIGTERM (143)" "$?" 143
 	expect_match "signal: says nothing was written" "$(cat signal.err)" "*nothing*"
 	expect_eq "signal: the image is byte for byte as it was" "$(cmp -s sig.img signal.orig && echo same)" same
+	# the thread reads the tree node as the run's thread waits at its first write (which met
+	# the signal only once the thread's scan was over: it wrote a label, 2 runs in 6)
+	for i in 1 2 3 4 5 6; do
+		cp signal.orig sig.img
+		FCLABEL_PRESCAN_MIN=0 FCLABEL_PRESCAN_SHARE=1 READ_SIGNAL_AT=$((ind * 4096)) \
+			LD_PRELOAD=$OUT/readsig.so timeout -k 5 60 "$FCLABEL" label sig.img -S fc \
+			>signal.out 2>signal.err
+		echo "$? $(grep -c "nothing was written" signal.err) $(cmp -s sig.img signal.orig && echo same)"
+	done >signal.share
+	expect_eq "signal: at the first write, 6 runs: each by SIGTERM, nothing written" \
+		"$(sort -u signal.share)" "143 1 same"
 else
 	echo "no C compiler for the read shim: the signal case skipped"
 fi

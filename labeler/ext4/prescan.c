@@ -356,5 +356,7 @@ bool img_prescan_take(ext2_filsys fs, const struct orphans *o, struct claims_res
 		ok = answer(b, res) && (b || !atomic_load(&ps.cancel));
 	}
 	claims_free(b);
-	return ok;
+	/* (a signal the thread's read raised is met by this thread: as when this thread reads, the
+	 * scan it came in stops, and nothing is written) */
+	return ok && !label_stop_signal;
 }
