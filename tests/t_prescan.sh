@@ -6,7 +6,13 @@
 #   clean     labeled as without the thread, byte for byte, e2fsck -fn clean
 #   changed   the image changed (a block cross-linked) after the thread read it, while the run
 #             waited for the image's lock: the thread's answer is not taken, the run refuses
-#   signal    SIGTERM while the thread reads a tree node: fclabel dies by it, nothing written
+#   signal    SIGTERM while the thread reads a tree node: fclabel dies by it, nothing written;
+#             so too when the run's thread is waiting at its first write (FCLABEL_PRESCAN_SHARE)
+#   share     the run's thread, at its first write, takes its share of the scan
+#             (FCLABEL_PRESCAN_SHARE=1: the thread the first unit of the inode tables, group 0's,
+#             the run's thread the others): a block claimed by a file in each part, and a file
+#             of the run's part claiming group 0's inode table, refused with the words of the
+#             scan without the thread; a clean image labeled byte for byte as without it
 . "${TOP:-$(cd "$(dirname "$0")/.." && pwd)}/tests/imglib.sh"
 need_image_tools
 cd "$OUT" || exit 1
@@ -72,6 +78,51 @@ else
 	echo "no python3: the changed case skipped"
 fi
 
+# ---- share ----
+# 8 groups of 16 inodes, one unit of the inode tables each: the files fill groups 0 to 3
+mkdir -p shtree
+for i in $(seq 1 40); do head -c 3000 /dev/urandom >shtree/f$i; done
+mke2fs -q -F -t ext3 -b 1024 -I 256 -g 1024 -N 128 -d shtree share.img 8M >/dev/null 2>&1 ||
+	bad "share: mke2fs"
+# file_in GROUP: a file whose inode is in that group
+file_in() {
+	for f in $(ls shtree); do
+		n=$(debugfs -R "stat /$f" share.img 2>/dev/null | sed -n 's/^Inode: \([0-9]*\).*/\1/p')
+		[ $(((n - 1) / 16)) -eq "$1" ] && { echo "$f"; return; }
+	done
+}
+f0=$(file_in 0) f2=$(file_in 2)
+expect_eq "share: a file in group 0 and one in group 2" \
+	"$([ -n "$f0" ] && [ -n "$f2" ] && echo yes)" yes
+it0=$(dumpe2fs share.img 2>/dev/null | sed -n 's/.*Inode table at \([0-9]*\)-.*/\1/p' | head -n 1)
+b0=$(debugfs -R "bmap /$f0 0" share.img 2>/dev/null)
+# share_case NAME BLOCK: /f2's first block made BLOCK; refused as without the thread
+share_case() {
+	cp share.img "$1.img"
+	debugfs -w -R "sif /$f2 block[0] $2" "$1.img" >/dev/null 2>&1
+	cp "$1.img" "$1.orig"
+	FCLABEL_PRESCAN_MIN=999999999999 "$FCLABEL" label "$1.img" -S fc >/dev/null 2>"$1.want"
+	cp "$1.orig" "$1.img"
+	FCLABEL_PRESCAN_MIN=0 FCLABEL_PRESCAN_SHARE=1 "$FCLABEL" label "$1.img" -S fc >/dev/null \
+		2>"$1.err"
+	expect_eq "share: $1: refused (exit 2)" "$?" 2
+	expect_match "share: $1: refused without the thread too" "$(cat "$1.want")" "*refusing to write*"
+	# (but the time the summary gives)
+	expect_eq "share: $1: the same words as without the thread" \
+		"$(sed 's/, [0-9.]* s$//' "$1.err")" "$(sed 's/, [0-9.]* s$//' "$1.want")"
+	expect_eq "share: $1: the image is as it was" "$(cmp -s "$1.img" "$1.orig" && echo same)" same
+}
+share_case across "$b0"
+share_case itable "$((it0 + 1))"
+cp share.img shclean.img
+cp share.img shclean.ref
+FCLABEL_PRESCAN_MIN=0 FCLABEL_PRESCAN_SHARE=1 "$FCLABEL" label shclean.img -S fc >/dev/null 2>&1
+expect_eq "share: clean: labeled (exit 0)" "$?" 0
+FCLABEL_PRESCAN_MIN=999999999999 "$FCLABEL" label shclean.ref -S fc >/dev/null 2>&1
+expect_eq "share: clean: the same bytes as without the thread" \
+	"$(cmp -s shclean.img shclean.ref && echo same)" same
+expect_eq "share: clean: e2fsck -fn clean" "$(e2fsck -fn shclean.img >/dev/null 2>&1; echo $?)" 0
+
 # ---- signal ----
 if cc -shared -fPIC -O2 -o readsig.so "$TOP/tests/readsig.c" -ldl 2>/dev/null; then
 	mkdir -p stree
@@ -86,6 +137,17 @@ if cc -shared -fPIC -O2 -o readsig.so "$TOP/tests/readsig.c" -ldl 2>/dev/null; t
 	expect_eq "signal: dies by SIGTERM (143)" "$?" 143
 	expect_match "signal: says nothing was written" "$(cat signal.err)" "*nothing*"
 	expect_eq "signal: the image is byte for byte as it was" "$(cmp -s sig.img signal.orig && echo same)" same
+	# the thread reads the tree node as the run's thread waits at its first write (which met
+	# the signal only once the thread's scan was over: it wrote a label, 2 runs in 6)
+	for i in 1 2 3 4 5 6; do
+		cp signal.orig sig.img
+		FCLABEL_PRESCAN_MIN=0 FCLABEL_PRESCAN_SHARE=1 READ_SIGNAL_AT=$((ind * 4096)) \
+			LD_PRELOAD=$OUT/readsig.so timeout -k 5 60 "$FCLABEL" label sig.img -S fc \
+			>signal.out 2>signal.err
+		echo "$? $(grep -c "nothing was written" signal.err) $(cmp -s sig.img signal.orig && echo same)"
+	done >signal.share
+	expect_eq "signal: at the first write, 6 runs: each by SIGTERM, nothing written" \
+		"$(sort -u signal.share)" "143 1 same"
 else
 	echo "no C compiler for the read shim: the signal case skipped"
 fi

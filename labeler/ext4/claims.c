@@ -34,6 +34,8 @@
 
 struct claims {
 	ext2_filsys fs;
+	struct itable_src src;       /* where the inode tables and tree nodes are read */
+	size_t units;                /* of the inode tables, looked at */
 	const struct orphans *orphans;
 	ext2fs_block_bitmap claimed; /* every claim */
 	ext2fs_block_bitmap ea;      /* the attribute blocks among them */
@@ -157,7 +159,7 @@ static bool read_node(struct claims *c, blk64_t blk, char *buf)
 {
 	if (!claim_owned(c, blk))
 		return false;
-	errcode_t rc = io_channel_read_blk64(c->fs->io, blk, 1, buf);
+	errcode_t rc = io_channel_read_blk64(c->src.io, blk, 1, buf);
 	if (rc && !c->err)
 		c->err = rc;
 	return !rc;
@@ -284,44 +286,145 @@ static int each_claim(ext2_filsys fs, ext2_ino_t ino, const struct ext2_inode *i
 	return over(c) ? -1 : 0;
 }
 
+void claims_free(struct claims *c)
+{
+	if (!c)
+		return;
+	if (c->claimed)
+		ext2fs_free_block_bitmap(c->claimed);
+	if (c->ea)
+		ext2fs_free_block_bitmap(c->ea);
+	if (c->owned)
+		ext2fs_free_block_bitmap(c->owned);
+	free(c->buf);
+	free(c->src.buf);
+	free(c);
+}
+
+size_t claims_units(const struct claims *c)
+{
+	return c->units;
+}
+
+errcode_t claims_new(ext2_filsys fs, const struct orphans *orphans, struct claims_result *res,
+		     struct claims **out)
+{
+	struct claims *c = calloc(1, sizeof(*c));
+	errcode_t rc = ENOMEM;
+
+	*out = NULL;
+	if (!c)
+		return ENOMEM;
+	*c = (struct claims){ .fs = fs, .src = { .fs = fs, .io = fs->io }, .orphans = orphans,
+			      .res = res, .is64 = ext2fs_has_feature_64bit(fs->super) };
+	res->cross[0] = res->free[0] = 0;
+	if (!fs->block_map) {
+		rc = EXT2_ET_NO_BLOCK_BITMAP;
+		goto fail;
+	}
+	if ((rc = ext2fs_allocate_block_bitmap(fs, "claimed blocks", &c->claimed)) ||
+	    (rc = ext2fs_allocate_block_bitmap(fs, "attribute blocks", &c->ea)) ||
+	    (ext2fs_has_feature_shared_blocks(fs->super) &&
+	     (rc = ext2fs_allocate_block_bitmap(fs, "owned blocks", &c->owned))))
+		goto fail;
+	rc = ENOMEM;
+	if (!(c->buf = malloc((size_t)6 * fs->blocksize)) || !(c->src.buf = itable_buf(fs)))
+		goto fail;
+	mark_metadata(fs, c->claimed);
+	if (c->owned)
+		mark_metadata(fs, c->owned);
+	*out = c;
+	return 0;
+fail:
+	claims_free(c);
+	return rc;
+}
+
+errcode_t claims_run(struct claims *c, io_channel io, const char *map, uint64_t map_len,
+		     atomic_size_t *next, size_t most)
+{
+	errcode_t rc = 0;
+	size_t n = itable_units(c->fs), u;
+
+	c->src.io = io;
+	c->src.map = map;
+	c->src.map_len = map_len;
+	while (!rc && most-- && (u = atomic_fetch_add(next, 1)) < n) {
+		c->units++;
+		rc = itable_unit(&c->src, u, each_claim, c);
+	}
+	/* (a block claimed twice stops the scan: that is its answer, not an error) */
+	if (c->err)
+		return c->err;
+	return rc == EXT2_ET_CANCEL_REQUESTED && c->res->cross[0] ? 0 : rc;
+}
+
+/* The bits of map for blocks [at, at + n) into w (n a multiple of 64; past end: 0). */
+static errcode_t bits(ext2fs_block_bitmap map, blk64_t at, size_t n, blk64_t end, uint64_t *w)
+{
+	memset(w, 0, n / 8);
+	return ext2fs_get_block_bitmap_range2(map, at, at + n - 1 > end ? end - at + 1 : n, w);
+}
+
+#define WINDOW 65536 /* blocks compared at a time */
+
+/* Whether a block is claimed by both, other than the groups' own blocks (meta: both claim them
+ * first) and an attribute block both name (attribute blocks are shared). */
+static errcode_t overlap_in(const struct claims *a, const struct claims *b,
+			    ext2fs_block_bitmap meta, uint64_t *w, bool *overlap)
+{
+	ext2_filsys fs = b->fs;
+	blk64_t end = ext2fs_blocks_count(fs->super) - 1;
+	uint64_t *ac = w, *bc = ac + WINDOW / 64, *ae = bc + WINDOW / 64, *be = ae + WINDOW / 64,
+		 *m = be + WINDOW / 64;
+	errcode_t rc = 0;
+
+	for (blk64_t at = fs->super->s_first_data_block; at <= end; at += WINDOW) {
+		if ((rc = bits(a->claimed, at, WINDOW, end, ac)) ||
+		    (rc = bits(b->claimed, at, WINDOW, end, bc)) ||
+		    (rc = bits(a->ea, at, WINDOW, end, ae)) || (rc = bits(b->ea, at, WINDOW, end, be)) ||
+		    (rc = bits(meta, at, WINDOW, end, m)))
+			return rc;
+		for (size_t i = 0; i < WINDOW / 64; i++)
+			if (ac[i] & bc[i] & ~m[i] & ~(ae[i] & be[i])) {
+				*overlap = true;
+				return 0;
+			}
+		if (end - at < WINDOW) /* (and no wrap past 2^64) */
+			break;
+	}
+	return 0;
+}
+
+errcode_t claims_overlap(const struct claims *a, const struct claims *b, bool *overlap)
+{
+	ext2fs_block_bitmap meta = NULL;
+	uint64_t *w = malloc(5 * WINDOW / 8);
+	errcode_t rc = w ? ext2fs_allocate_block_bitmap(b->fs, "metadata blocks", &meta) : ENOMEM;
+
+	*overlap = false;
+	if (!rc) {
+		mark_metadata(b->fs, meta);
+		rc = overlap_in(a, b, meta, w, overlap);
+	}
+	if (meta)
+		ext2fs_free_block_bitmap(meta);
+	free(w);
+	return rc;
+}
+
 errcode_t claims_scan(ext2_filsys fs, const struct orphans *orphans, struct claims_result *res)
 {
-	struct claims c = { .fs = fs, .orphans = orphans, .res = res,
-			    .is64 = ext2fs_has_feature_64bit(fs->super) };
-	errcode_t rc;
+	struct claims *c;
+	atomic_size_t next = 0;
+	errcode_t rc = claims_new(fs, orphans, res, &c);
 
-	res->cross[0] = res->free[0] = 0;
-	if (!fs->block_map)
-		return EXT2_ET_NO_BLOCK_BITMAP;
-	if ((rc = ext2fs_allocate_block_bitmap(fs, "claimed blocks", &c.claimed)) ||
-	    (rc = ext2fs_allocate_block_bitmap(fs, "attribute blocks", &c.ea)) ||
-	    (ext2fs_has_feature_shared_blocks(fs->super) &&
-	     (rc = ext2fs_allocate_block_bitmap(fs, "owned blocks", &c.owned))))
-		goto out;
-	if (!(c.buf = malloc((size_t)6 * fs->blocksize))) {
-		rc = ENOMEM;
-		goto out;
-	}
-	mark_metadata(fs, c.claimed);
-	if (c.owned)
-		mark_metadata(fs, c.owned);
-	rc = itable_each(fs, each_claim, &c);
-	/* (a block claimed twice stops the scan: that is its answer, not an error) */
-	if (c.err)
-		rc = c.err;
-	else if (rc == EXT2_ET_CANCEL_REQUESTED && res->cross[0])
-		rc = 0;
-out:
+	if (!rc)
+		rc = claims_run(c, fs->io, NULL, 0, &next, SIZE_MAX);
 	if (!rc && res->keep) {
-		res->claimed = c.claimed; /* (the caller's to free) */
-		c.claimed = NULL;
+		res->claimed = c->claimed; /* (the caller's to free) */
+		c->claimed = NULL;
 	}
-	if (c.claimed)
-		ext2fs_free_block_bitmap(c.claimed);
-	if (c.ea)
-		ext2fs_free_block_bitmap(c.ea);
-	if (c.owned)
-		ext2fs_free_block_bitmap(c.owned);
-	free(c.buf);
+	claims_free(c);
 	return rc;
 }

@@ -133,6 +133,18 @@ bool inode_holds_blocks(const struct orphans *o, ext2_ino_t ino, const struct ex
 typedef int (*itable_fn)(ext2_filsys fs, ext2_ino_t ino, const struct ext2_inode *inode,
 			 void *arg);
 errcode_t itable_each(ext2_filsys fs, itable_fn fn, void *arg);
+/* ... a unit at a time (itable_each: units 0 to itable_units - 1, in order), read from src. */
+struct itable_src {
+	ext2_filsys fs;
+	io_channel io;          /* what reads the tables, and what holds buf (itable_buf) */
+	char *buf;
+	const char *map;        /* the image file's bytes mapped (map_len of them; NULL: none):
+				 * the tables it holds are looked at there, not read */
+	uint64_t map_len;
+};
+size_t itable_units(ext2_filsys fs);
+char *itable_buf(ext2_filsys fs);
+errcode_t itable_unit(const struct itable_src *src, size_t unit, itable_fn fn, void *arg);
 /* The walk's inodes, a chunk of an inode table at a time (itable.c says when they are current). */
 struct itable_window {
 	ext2_filsys fs;
@@ -182,12 +194,31 @@ struct claims_result {
 };
 #define CLAIMS_E_INTERRUPTED ((errcode_t)-13) /* (not an errno value, nor libext2fs's) */
 errcode_t claims_scan(ext2_filsys fs, const struct orphans *orphans, struct claims_result *res);
+/* The same scan in parts (prescan.c: two threads share one out, each with a file system of its
+ * own): a part's claims (the groups' own blocks first), into res; claims_run looks at the units
+ * of the inode tables (itable_units) it takes from *next, in turn (at most `most`), reading
+ * through io (or where map holds them): 0, or as claims_scan; claims_units says how many it
+ * took (all of them, in order: it was the whole scan). A part is checked against itself only:
+ * whether two overlap (a block claimed by both, other than the groups' own and an attribute
+ * block both name) is claims_overlap's to say, and what one finds is not what the whole scan
+ * would find first. Not with bigalloc (one inode's claims of a cluster in two parts) nor
+ * shared_blocks. */
+struct claims;
+errcode_t claims_new(ext2_filsys fs, const struct orphans *orphans, struct claims_result *res,
+		     struct claims **out);
+errcode_t claims_run(struct claims *c, io_channel io, const char *map, uint64_t map_len,
+		     atomic_size_t *next, size_t most);
+size_t claims_units(const struct claims *c);
+errcode_t claims_overlap(const struct claims *a, const struct claims *b, bool *overlap);
+void claims_free(struct claims *c);
 
 /* ---- prescan.c ---- */
 /* Before the first write: the block claims of fs found by the scan img_prescan_start started,
- * into res (cross and free), waiting for it to end: true; false when there is none, it failed,
- * or fs is not the image it read, unchanged (then scan fs). */
-bool img_prescan_take(ext2_filsys fs, struct claims_result *res);
+ * into res (cross and free), taking a share of what is left of it (with fs's orphans, o) and
+ * waiting for it to end: true; false when there is none, it failed, its parts found something
+ * (their words are not the whole scan's), or fs is not the image it read, unchanged (then scan
+ * fs). */
+bool img_prescan_take(ext2_filsys fs, const struct orphans *o, struct claims_result *res);
 
 /* ---- quota.c ---- */
 struct quota;

@@ -46,7 +46,8 @@ struct ea_cache {
  * an inode table); a claimed block the bitmap calls free refuses it from the first block taken
  * on, since the bitmap would hand it out. A refusal stands for the rest of the run. The scan
  * started on a thread of its own as the run began (prescan.c) answers when it read this image as
- * it is; its time here is the wait for it (claims_seconds).
+ * it is; its time here is the wait for it, and the share of it this thread takes then
+ * (claims_seconds).
  */
 errcode_t xattr_may_write(struct xattr_ctx *x)
 {
@@ -64,8 +65,8 @@ errcode_t xattr_may_write(struct xattr_ctx *x)
 		if ((rc = xattr_orphans(x, &orphans)))
 			return rc;
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		rc = img_prescan_take(x->fs, &x->claims) ? 0
-							  : claims_scan(x->fs, orphans, &x->claims);
+		rc = img_prescan_take(x->fs, orphans, &x->claims)
+			     ? 0 : claims_scan(x->fs, orphans, &x->claims);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		x->claims_seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 		if (rc)
