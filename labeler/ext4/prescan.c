@@ -23,9 +23,12 @@
  * scans as before, and says what the whole scan finds first, word for word. The inode tables are
  * looked at where the image file is mapped (no copy out of the page cache: a fifth of the scan's
  * time), up to its size when it was opened: a table past it is read, and fails as it did.
+ * Another program truncating the file under the mapping makes a look at a page no longer there
+ * fault (SIGBUS): that part then ends as a read error would (EIO), and the run scans as before.
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -59,6 +62,52 @@ static struct prescan {
 	struct claims *a;        /* the thread's part */
 	struct claims_result res;
 } ps = { .lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER };
+
+/* Where a part looking at the mapping goes back to if a page faults (this thread's), or NULL. */
+static __thread sigjmp_buf *bus_at;
+
+static void on_bus(int sig)
+{
+	if (bus_at)
+		siglongjmp(*bus_at, 1);
+	/* not a look at the mapping: the fault it is, as if no handler were here */
+	signal(sig, SIG_DFL);
+}
+
+/* claims_run looking at the mapping where there is one: EIO when a page of it faulted (the file
+ * truncated by another program); the part's claims are then moot. */
+static bool bus_guarded;
+
+static void guard_bus(void)
+{
+	struct sigaction sa = { .sa_handler = on_bus };
+	sigemptyset(&sa.sa_mask);
+	bus_guarded = !sigaction(SIGBUS, &sa, NULL);
+}
+
+static errcode_t run_part(struct claims *c, io_channel io, size_t most)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	sigjmp_buf env;
+
+	if (ps.map)
+		pthread_once(&once, guard_bus);
+	if (!ps.map || !bus_guarded)
+		return claims_run(c, io, NULL, 0, &ps.next, most);
+	/* (the thread was made with every signal blocked: a fault blocked kills the process) */
+	sigset_t bus;
+	sigemptyset(&bus);
+	sigaddset(&bus, SIGBUS);
+	pthread_sigmask(SIG_UNBLOCK, &bus, NULL);
+	if (sigsetjmp(env, 1)) {
+		bus_at = NULL;
+		return EIO;
+	}
+	bus_at = &env;
+	errcode_t rc = claims_run(c, io, ps.map, (uint64_t)ps.st.st_size, &ps.next, most);
+	bus_at = NULL;
+	return rc;
+}
 
 static bool same_file(const struct stat *a, const struct stat *b)
 {
@@ -96,18 +145,17 @@ static errcode_t scan_part(void)
 {
 	size_t k = share();
 	errcode_t rc = 0;
-	uint64_t len = ps.map ? (uint64_t)ps.st.st_size : 0;
 
 	if (k) {
 		wait_until(&ps.arrived);
-		rc = claims_run(ps.a, ps.fs->io, ps.map, len, &ps.next, k);
+		rc = run_part(ps.a, ps.fs->io, k);
 		set(&ps.go, true);
 		pthread_mutex_lock(&ps.lock);
 		while (ps.helping)
 			pthread_cond_wait(&ps.changed, &ps.lock);
 		pthread_mutex_unlock(&ps.lock);
 	}
-	return rc ? rc : claims_run(ps.a, ps.fs->io, ps.map, len, &ps.next, SIZE_MAX);
+	return rc ? rc : run_part(ps.a, ps.fs->io, SIZE_MAX);
 }
 
 static void *scan(void *arg)
@@ -299,8 +347,7 @@ static struct claims *help(ext2_filsys fs, const struct orphans *o, struct claim
 		wait_until(&ps.go);
 	res->cancel = &ps.cancel;
 	imgfmt_fault_hold(true);
-	errcode_t rc = claims_run(b, fs->io, ps.map, ps.map ? (uint64_t)ps.st.st_size : 0, &ps.next,
-				  SIZE_MAX);
+	errcode_t rc = run_part(b, fs->io, SIZE_MAX);
 	imgfmt_fault_hold(false);
 	if (rc || res->cross[0] || res->free[0]) {
 		claims_free(b); /* (the run scans again: the thread's part is moot) */
