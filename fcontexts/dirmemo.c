@@ -1,0 +1,266 @@
+/*
+ * What a lookup of DIR/NAME knows from DIR alone (DIR: the path up to its last '/').
+ *
+ * A walk looks up the entries of a directory one after another, and most of a lookup's work
+ * was the same for each of them: the substitutions (applied to DIR's part of the key alone
+ * unless a SRC runs into the name), the walk down the prefix trees through DIR's key, and above
+ * all the candidates' filters. A candidate's literal run (struct spec.req) that has a '/' can
+ * only lie in DIR, or end in it on the run's last '/' (NAME holds none): for most candidates
+ * DIR alone says that no name can match. So a thread keeps, for the directory of its last
+ * lookup, the key's directory part, the trees' walks, and each tier's candidates with what is
+ * left to check per name (struct dcand); a name then costs its own bytes.
+ *
+ * Every step keeps the answers the general way gives: the list keeps the candidates' order and
+ * drops only those that cannot match any name, or that come after one that matches every name
+ * of every type; a candidate DIR says nothing about keeps the general way's checks (D_WHOLE).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int grow(char **p, size_t *cap, size_t need)
+{
+	char *n;
+
+	if (need <= *cap)
+		return 0;
+	if (!(n = realloc(*p, need * 2)))
+		return ENOMEM;
+	*p = n;
+	*cap = need * 2;
+	return 0;
+}
+
+void fc_dir_free(struct dirmemo *m)
+{
+	free(m->dir);
+	free(m->key);
+	for (int k = 0; k < 2; k++)
+		free(m->tier[k].v);
+	memset(m, 0, sizeof(*m));
+}
+
+enum { SUB_NONE, SUB_APPLIED, SUB_DEPENDS };
+
+/*
+ * apply_subs (lookup.c) for the keys DIR/NAME, dir[0..d) = DIR (ending in '/'): the last-listed
+ * SRC that prefixes the key up to a '/' or its end. A SRC shorter than DIR is decided by DIR; a
+ * longer one that starts with DIR could equal DIR/NAME for some name (SUB_DEPENDS, unless one
+ * listed after it already applies). On SUB_APPLIED, out holds DST and the rest of DIR.
+ */
+static int dir_subs(const struct sublist *l, const char *dir, size_t d, char *out,
+		    size_t *outlen)
+{
+	/* DIR holds its keys' first component (but "/"'s): a SRC that prefixes a key, or that
+	 * starts with DIR, has it too */
+	if (d > 1 && !fc_first_bit(l->first, dir, d))
+		return SUB_NONE;
+	for (size_t i = l->n; i-- > 0;) {
+		const struct subst *s = &l->v[i];
+		if (d > 1 && s->slen > 1 && s->src[1] != dir[1])
+			continue;
+		if (s->slen >= d) {
+			if (memcmp(s->src, dir, d) == 0)
+				return SUB_DEPENDS;
+			continue;
+		}
+		if (memcmp(dir, s->src, s->slen) != 0 || dir[s->slen] != '/')
+			continue;
+		size_t skip = s->slen + (s->dlen == 1 && s->dst[0] == '/');
+		memcpy(out, s->dst, s->dlen);
+		memcpy(out + s->dlen, dir + skip, d - skip);
+		*outlen = s->dlen + d - skip;
+		return SUB_APPLIED;
+	}
+	return SUB_NONE;
+}
+
+/* DIR's key into m->key (m->dir set): 0, SUB_DEPENDS, or ENOMEM. */
+static int dir_key(struct dirmemo *m, const struct fc_set *set)
+{
+	const struct sublist *lists[2] = { &set->subs, &set->dist };
+	char *tmp = NULL;
+	size_t tcap = 0;
+	int rc = 0;
+
+	if (grow(&m->key, &m->kcap, m->dlen + fc_key_room(set) + 1))
+		return ENOMEM;
+	memcpy(m->key, m->dir, m->dlen);
+	m->klen = m->dlen;
+	m->key_is_path = true;
+	for (int k = 0; k < 2 && !rc; k++) {
+		size_t n;
+		if (!lists[k]->n)
+			continue;
+		if (grow(&tmp, &tcap, m->klen + lists[k]->maxdst + 1)) {
+			rc = ENOMEM;
+			break;
+		}
+		switch (dir_subs(lists[k], m->key, m->klen, tmp, &n)) {
+		case SUB_DEPENDS:
+			rc = SUB_DEPENDS;
+			break;
+		case SUB_APPLIED:
+			memcpy(m->key, tmp, n);
+			m->klen = n;
+			m->key_is_path = false;
+			break;
+		}
+	}
+	free(tmp);
+	return rc;
+}
+
+/* Makes m for the directory path[0..d): 0 or ENOMEM (m then holds nothing). */
+static int dir_enter(struct dirmemo *m, const struct fc_set *set, const char *path, size_t d)
+{
+	int rc = 0;
+
+	m->serial = 0;
+	if (grow(&m->dir, &m->dcap, d))
+		return ENOMEM;
+	memcpy(m->dir, path, d);
+	m->dlen = d;
+	m->usable = false;
+	m->have_pairs = false;
+	m->tier[0].built = m->tier[1].built = false;
+	/* a path fc_make_key would clean takes the general way */
+	if (!fc_maybe_double_slash(path, d) && !(rc = dir_key(m, set))) {
+		const struct tier *tiers[2] = { &set->plain, &set->regex };
+		m->lit = set->lhash && fc_literal_under(set, m->key, m->klen);
+		for (int k = 0; k < 2; k++) {
+			struct dtier *dt = &m->tier[k];
+			dt->w.n = NULL;
+			dt->w.best = -1;
+			if (tiers[k]->root) {
+				fc_qwalk_start(tiers[k], &dt->w);
+				fc_qwalk(&dt->w, m->key, m->klen);
+			}
+		}
+		m->usable = true;
+	} else if (rc == ENOMEM) {
+		return ENOMEM;
+	}
+	m->serial = set->serial;
+	return 0;
+}
+
+struct dirmemo *fc_dir_memo(struct dirmemo *slots, const struct fc_set *set, const char *path,
+			    size_t len)
+{
+	const char *sl;
+	struct dirmemo *m;
+	size_t d;
+
+	if (len < 2 || path[0] != '/' || !(sl = memrchr(path, '/', len)))
+		return NULL;
+	d = (size_t)(sl - path) + 1;
+	if (d == len)
+		return NULL; /* no name: "/", "DIR/" */
+	/* a slot by DIR's length: a walk back from a subdirectory finds its parent's memo */
+	m = &slots[d % FC_DIR_SLOTS];
+	if ((m->serial != set->serial || m->dlen != d || memcmp(m->dir, path, d) != 0) &&
+	    dir_enter(m, set, path, d))
+		return NULL;
+	return m->usable ? m : NULL;
+}
+
+const char *fc_dir_key(struct dirmemo *m, const char *path, size_t len, size_t *keylen)
+{
+	size_t nlen = len - m->dlen;
+
+	if (m->key_is_path) {
+		*keylen = len;
+		return path;
+	}
+	if (grow(&m->key, &m->kcap, m->klen + nlen + 1))
+		return NULL;
+	memcpy(m->key + m->klen, path + m->dlen, nlen + 1);
+	*keylen = m->klen + nlen;
+	return m->key;
+}
+
+/* What DIR's key kd[0..n) (byte pairs p) leaves of spec sp's checks, for names whose deepest
+ * required prefix is DIR's (so every key starts with sp->q): a dcand_how, or -1 when no name
+ * can match. */
+static int classify(const struct spec *sp, const char *kd, size_t n, const uint64_t p[4],
+		    struct dcand *c)
+{
+	size_t a = sp->reqslash;
+
+	if (sp->form == FORM_ANYSUFFIX)
+		return D_SURE;
+	if (sp->form == FORM_SUBTREE) {
+		/* "P(/.*)?": the key is longer than DIR, so only the byte after P counts */
+		if (sp->qlen >= n)
+			return D_WHOLE;
+		return n && kd[sp->qlen] == '/' ? D_SURE : -1;
+	}
+	if (!sp->reqlen)
+		return D_PCRE;
+	if (sp->reqfrom > n)
+		return D_WHOLE;
+	if (!((sp->pairs[0] & ~p[0]) | (sp->pairs[1] & ~p[1]) | (sp->pairs[2] & ~p[2]) |
+	      (sp->pairs[3] & ~p[3])) &&
+	    memmem(kd + sp->reqfrom, n - sp->reqfrom, sp->req, sp->reqlen))
+		return D_PCRE;
+	/* not in DIR: the run reaches into NAME, which has no '/' */
+	if (sp->reqlen > UINT16_MAX)
+		return D_WHOLE;
+	if (a == sp->reqlen) {
+		c->b = sp->req;
+		c->blen = (uint16_t)sp->reqlen;
+		c->need = fc_byteset(sp->req, sp->reqlen);
+		return D_INNAME;
+	}
+	/* its last '/' must be DIR's last byte, the bytes before it DIR's end */
+	if (a + 1 == sp->reqlen || a + 1 > n || n - 1 - a < sp->reqfrom ||
+	    memcmp(kd + n - 1 - a, sp->req, a + 1) != 0)
+		return -1;
+	c->b = sp->req + a + 1;
+	c->blen = (uint16_t)(sp->reqlen - a - 1);
+	return D_HEAD;
+}
+
+const struct dtier *fc_dir_cands(struct dirmemo *m, const struct fc_set *set, int k)
+{
+	struct dtier *dt = &m->tier[k];
+	const struct chunkset *cs;
+	unsigned n = 0;
+
+	if (dt->built)
+		return dt;
+	/* mode 0's candidates: every type's, each with its type (a name's is checked per name) */
+	cs = fc_chunkset(set, k ? &set->regex : &set->plain, dt->w.best, 0);
+	if (!cs)
+		return NULL;
+	if (cs->nall > dt->cap) {
+		struct dcand *v = realloc(dt->v, cs->nall * 2 * sizeof(*v));
+		if (!v)
+			return NULL;
+		dt->v = v;
+		dt->cap = cs->nall * 2;
+	}
+	if (!m->have_pairs) {
+		fc_pairs(m->key, m->klen, m->pairs);
+		m->have_pairs = true;
+	}
+	for (unsigned i = 0; i < cs->nall; i++) {
+		const struct spec *sp = &set->specs[cs->all[i]];
+		struct dcand *c = &dt->v[n];
+		int how = classify(sp, m->key, m->klen, m->pairs, c);
+		if (how < 0)
+			continue;
+		c->spec = cs->all[i];
+		c->tclass = sp->tclass;
+		c->how = (uint8_t)how;
+		n++;
+		if (how == D_SURE && !sp->tclass)
+			break; /* it answers every name: those after it are never tried */
+	}
+	dt->n = n;
+	dt->built = true;
+	return dt;
+}
