@@ -113,12 +113,54 @@ static int dir_key(struct dirmemo *m, const struct fc_set *set)
 	return rc;
 }
 
-/* Makes m for the directory path[0..d): 0 or ENOMEM (m then holds nothing). */
-static int dir_enter(struct dirmemo *m, const struct fc_set *set, const char *path, size_t d)
+/* The trees' walks down DIR's key, from the start or on from the parent's. */
+static void dir_walks(struct dirmemo *m, const struct fc_set *set, const struct dirmemo *parent)
+{
+	const struct tier *tiers[2] = { &set->plain, &set->regex };
+
+	for (int k = 0; k < 2; k++) {
+		struct dtier *dt = &m->tier[k];
+		if (parent) {
+			dt->w = parent->tier[k].w;
+		} else if (tiers[k]->root) {
+			fc_qwalk_start(tiers[k], &dt->w);
+		} else {
+			dt->w.n = NULL;
+			dt->w.best = -1;
+		}
+		if (dt->w.n)
+			fc_qwalk(&dt->w, m->key, m->klen);
+	}
+}
+
+/*
+ * DIR's key from its parent's (usable: no SRC that starts with the parent's directory, in either
+ * list, so none that starts with DIR; those shorter decide alike): the parent's key and DIR's
+ * last component. 0 or ENOMEM.
+ */
+static int key_from_parent(struct dirmemo *m, const struct fc_set *set,
+			   const struct dirmemo *parent)
+{
+	size_t more = m->dlen - parent->dlen;
+
+	if (grow(&m->key, &m->kcap, parent->klen + more + fc_key_room(set) + 1))
+		return ENOMEM;
+	memcpy(m->key, parent->key, parent->klen);
+	memcpy(m->key + parent->klen, m->dir + parent->dlen, more);
+	m->klen = parent->klen + more;
+	m->key_is_path = parent->key_is_path;
+	return 0;
+}
+
+/* Makes m for the directory path[0..d), from parent's memo when given (the memo of path[0..dp),
+ * usable): 0 or ENOMEM (m then holds nothing). */
+static int dir_enter(struct dirmemo *m, const struct fc_set *set, const char *path, size_t d,
+		     const struct dirmemo *parent)
 {
 	int rc = 0;
 
 	m->serial = 0;
+	m->gen++;
 	if (grow(&m->dir, &m->dcap, d))
 		return ENOMEM;
 	memcpy(m->dir, path, d);
@@ -126,25 +168,49 @@ static int dir_enter(struct dirmemo *m, const struct fc_set *set, const char *pa
 	m->usable = false;
 	m->have_pairs = false;
 	m->tier[0].built = m->tier[1].built = false;
-	/* a path fc_make_key would clean takes the general way */
-	if (!fc_maybe_double_slash(path, d) && !(rc = dir_key(m, set))) {
-		const struct tier *tiers[2] = { &set->plain, &set->regex };
+	m->parent = parent;
+	m->parent_gen = parent ? parent->gen : 0;
+	if (parent) {
+		if ((rc = key_from_parent(m, set, parent)))
+			return rc;
+		m->lit = parent->lit && fc_literal_under(set, m->key, m->klen);
+		dir_walks(m, set, parent);
+		m->usable = true;
+	} else if (!fc_maybe_double_slash(path, d) && !(rc = dir_key(m, set))) {
+		/* (a path fc_make_key would clean takes the general way) */
 		m->lit = set->lhash && fc_literal_under(set, m->key, m->klen);
-		for (int k = 0; k < 2; k++) {
-			struct dtier *dt = &m->tier[k];
-			dt->w.n = NULL;
-			dt->w.best = -1;
-			if (tiers[k]->root) {
-				fc_qwalk_start(tiers[k], &dt->w);
-				fc_qwalk(&dt->w, m->key, m->klen);
-			}
-		}
+		dir_walks(m, set, NULL);
 		m->usable = true;
 	} else if (rc == ENOMEM) {
 		return ENOMEM;
 	}
 	m->serial = set->serial;
 	return 0;
+}
+
+/* The slot of the directory path[0..d) when it holds it. */
+static struct dirmemo *slot_of(struct dirmemo *slots, const struct fc_set *set, const char *path,
+			       size_t d)
+{
+	/* a slot by DIR's length: a walk back from a subdirectory finds its parent's memo */
+	struct dirmemo *m = &slots[d % FC_DIR_SLOTS];
+
+	return m->serial == set->serial && m->dlen == d && memcmp(m->dir, path, d) == 0 ? m : NULL;
+}
+
+/* The usable memo of path[0..d)'s parent directory, unless it shares DIR's slot. */
+static const struct dirmemo *parent_of(struct dirmemo *slots, const struct fc_set *set,
+				       const char *path, size_t d)
+{
+	const char *sl = d > 1 ? memrchr(path, '/', d - 1) : NULL;
+	size_t dp = sl ? (size_t)(sl - path) + 1 : 0;
+	const struct dirmemo *p;
+
+	/* (DIR's last component empty: "//", which the parent's memo has not ruled out) */
+	if (!dp || d - dp < 2 || dp % FC_DIR_SLOTS == d % FC_DIR_SLOTS)
+		return NULL;
+	p = slot_of(slots, set, path, dp);
+	return p && p->usable ? p : NULL;
 }
 
 struct dirmemo *fc_dir_memo(struct dirmemo *slots, const struct fc_set *set, const char *path,
@@ -159,11 +225,11 @@ struct dirmemo *fc_dir_memo(struct dirmemo *slots, const struct fc_set *set, con
 	d = (size_t)(sl - path) + 1;
 	if (d == len)
 		return NULL; /* no name: "/", "DIR/" */
-	/* a slot by DIR's length: a walk back from a subdirectory finds its parent's memo */
-	m = &slots[d % FC_DIR_SLOTS];
-	if ((m->serial != set->serial || m->dlen != d || memcmp(m->dir, path, d) != 0) &&
-	    dir_enter(m, set, path, d))
-		return NULL;
+	if (!(m = slot_of(slots, set, path, d))) {
+		m = &slots[d % FC_DIR_SLOTS];
+		if (dir_enter(m, set, path, d, parent_of(slots, set, path, d)))
+			return NULL;
+	}
 	return m->usable ? m : NULL;
 }
 
@@ -224,43 +290,75 @@ static int classify(const struct spec *sp, const char *kd, size_t n, const uint6
 	return D_HEAD;
 }
 
+/* DIR's key's byte pairs: the parent's and those of DIR's last component (with the '/'s at
+ * its ends). */
+static void dir_pairs(struct dirmemo *m, const struct dirmemo *parent)
+{
+	if (m->have_pairs)
+		return;
+	if (parent && parent->have_pairs) {
+		size_t from = parent->klen - 1;
+		uint64_t more[4];
+		fc_pairs(m->key + from, m->klen - from, more);
+		for (int i = 0; i < 4; i++)
+			m->pairs[i] = parent->pairs[i] | more[i];
+	} else {
+		fc_pairs(m->key, m->klen, m->pairs);
+	}
+	m->have_pairs = true;
+}
+
+/* Room for n candidates in dt: 0 or ENOMEM. */
+static int cands_room(struct dtier *dt, unsigned n)
+{
+	struct dcand *v;
+
+	if (n <= dt->cap)
+		return 0;
+	if (!(v = realloc(dt->v, n * 2 * sizeof(*v))))
+		return ENOMEM;
+	dt->v = v;
+	dt->cap = n * 2;
+	return 0;
+}
+
+/* Puts spec i (sp) in dt's list unless DIR rules it out; false when it ends the list. */
+static bool add_cand(struct dtier *dt, const struct dirmemo *m, unsigned i, const struct spec *sp)
+{
+	struct dcand *c = &dt->v[dt->n];
+	int how = classify(sp, m->key, m->klen, m->pairs, c);
+
+	if (how < 0)
+		return true;
+	c->spec = i;
+	c->tclass = sp->tclass;
+	c->how = (uint8_t)how;
+	dt->n++;
+	/* it answers every name: those after it are never tried */
+	return how != D_SURE || sp->tclass;
+}
+
 const struct dtier *fc_dir_cands(struct dirmemo *m, const struct fc_set *set, int k)
 {
 	struct dtier *dt = &m->tier[k];
+	const struct dirmemo *p = m->parent;
 	const struct chunkset *cs;
-	unsigned n = 0;
 
 	if (dt->built)
 		return dt;
-	/* mode 0's candidates: every type's, each with its type (a name's is checked per name) */
+	/* (a candidate the parent's list leaves out may still match deeper: its run may lie in
+	 * DIR's last component) */
+	if (p && (p->gen != m->parent_gen || p->serial != m->serial))
+		p = NULL;
+	dir_pairs(m, p);
+	/* mode 0's candidates: every type's, each with its type (checked per name) */
 	cs = fc_chunkset(set, k ? &set->regex : &set->plain, dt->w.best, 0);
-	if (!cs)
+	if (!cs || cands_room(dt, cs->nall))
 		return NULL;
-	if (cs->nall > dt->cap) {
-		struct dcand *v = realloc(dt->v, cs->nall * 2 * sizeof(*v));
-		if (!v)
-			return NULL;
-		dt->v = v;
-		dt->cap = cs->nall * 2;
-	}
-	if (!m->have_pairs) {
-		fc_pairs(m->key, m->klen, m->pairs);
-		m->have_pairs = true;
-	}
-	for (unsigned i = 0; i < cs->nall; i++) {
-		const struct spec *sp = &set->specs[cs->all[i]];
-		struct dcand *c = &dt->v[n];
-		int how = classify(sp, m->key, m->klen, m->pairs, c);
-		if (how < 0)
-			continue;
-		c->spec = cs->all[i];
-		c->tclass = sp->tclass;
-		c->how = (uint8_t)how;
-		n++;
-		if (how == D_SURE && !sp->tclass)
-			break; /* it answers every name: those after it are never tried */
-	}
-	dt->n = n;
+	dt->n = 0;
+	for (unsigned j = 0; j < cs->nall; j++)
+		if (!add_cand(dt, m, cs->all[j], &set->specs[cs->all[j]]))
+			break;
 	dt->built = true;
 	return dt;
 }

@@ -403,6 +403,11 @@ struct dirmemo {
 	size_t klen, kcap;
 	uint64_t pairs[4];  /* DIR's key's byte pairs, when have_pairs */
 	struct dtier tier[2]; /* plain, regex */
+	unsigned gen;       /* made anew each time the slot is made for a directory */
+	/* the parent directory's memo when this one was made from it (its gen then): its lists
+	 * hold every candidate that can match below it */
+	const struct dirmemo *parent;
+	unsigned parent_gen;
 };
 
 /* How many directories' memos a thread keeps: one per length of DIR modulo this, so that a
