@@ -176,7 +176,7 @@ static int dir_enter(struct dirmemo *m, const struct fc_set *set, const char *pa
 		m->lit = parent->lit && fc_literal_under(set, m->key, m->klen);
 		dir_walks(m, set, parent);
 		m->usable = true;
-	} else if (!fc_maybe_double_slash(path, d) && !(rc = dir_key(m, set))) {
+	} else if (!memmem(path, d, "//", 2) && !(rc = dir_key(m, set))) {
 		/* (a path fc_make_key would clean takes the general way) */
 		m->lit = set->lhash && fc_literal_under(set, m->key, m->klen);
 		dir_walks(m, set, NULL);

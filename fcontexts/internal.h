@@ -427,9 +427,6 @@ const char *fc_dir_key(struct dirmemo *m, const char *path, size_t len, size_t *
 const struct dtier *fc_dir_cands(struct dirmemo *m, const struct fc_set *set, int k);
 void fc_dir_free(struct dirmemo *m);
 
-/* lookup.c: whether p[0..n) may hold "//" (no: it has none) */
-bool fc_maybe_double_slash(const char *p, size_t n);
-
 /* Per-thread scratch (scratch.c). Each kind is a struct whose first member is a
  * pcre2_match_data *: fc_scratch_new makes it zeroed with that match data, on the calling
  * thread's first use, and destroy frees it (the match data included) when the thread ends. */

@@ -106,7 +106,7 @@ size_t fc_key_room(const struct fc_set *set)
 
 /* Whether p[0..n) may hold "//": eight bytes a step; a false yes ("/." can look like one)
  * only costs the slow path. */
-bool fc_maybe_double_slash(const char *p, size_t n)
+static bool maybe_double_slash(const char *p, size_t n)
 {
 	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
 	uint64_t prev = 0, w, t, z;
@@ -132,7 +132,7 @@ const char *fc_make_key(const struct fc_set *set, const char *path, size_t len, 
 	const char *key = a;
 	size_t n = 0;
 
-	if (len && (len == 1 || path[len - 1] != '/') && !fc_maybe_double_slash(path, len)) {
+	if (len && (len == 1 || path[len - 1] != '/') && !maybe_double_slash(path, len)) {
 		/* already clean (the usual case): the path itself, NUL-terminated at len */
 		key = path;
 		n = len;
