@@ -6,9 +6,11 @@
  * unless a SRC runs into the name), the walk down the prefix trees through DIR's key, and above
  * all the candidates' filters. A candidate's literal run (struct spec.req) that has a '/' can
  * only lie in DIR, or end in it on the run's last '/' (NAME holds none): for most candidates
- * DIR alone says that no name can match. So a thread keeps, for the directory of its last
- * lookup, the key's directory part, the trees' walks, and each tier's candidates with what is
- * left to check per name (struct dcand); a name then costs its own bytes.
+ * DIR alone says that no name can match. So a thread keeps, for the directories of its last
+ * lookups, the key's directory part, the trees' walks, and each tier's candidates with what is
+ * left to check per name (struct dcand); a name then costs its own bytes. A subdirectory's memo
+ * starts from its parent's: the key's directory part, the walks and "no literal below" hold for
+ * the whole subtree; the candidate list does not (a run may lie in the subdirectory's name).
  *
  * Every step keeps the answers the general way gives: the list keeps the candidates' order and
  * drops only those that cannot match any name, or that come after one that matches every name
@@ -152,19 +154,16 @@ static int key_from_parent(struct dirmemo *m, const struct fc_set *set,
 	return 0;
 }
 
-/* Makes m for the directory path[0..d), from parent's memo when given (the memo of path[0..dp),
- * usable): 0 or ENOMEM (m then holds nothing). */
-static int dir_enter(struct dirmemo *m, const struct fc_set *set, const char *path, size_t d,
+/* Makes m, which holds the directory m->dir[0..d), from parent's memo when given (the memo of
+ * the parent directory, usable): 0 or ENOMEM (m then holds nothing). */
+static int dir_enter(struct dirmemo *m, const struct fc_set *set, size_t d,
 		     const struct dirmemo *parent)
 {
+	const char *path = m->dir;
 	int rc = 0;
 
 	m->serial = 0;
 	m->gen++;
-	if (grow(&m->dir, &m->dcap, d))
-		return ENOMEM;
-	memcpy(m->dir, path, d);
-	m->dlen = d;
 	m->usable = false;
 	m->have_pairs = false;
 	m->tier[0].built = m->tier[1].built = false;
@@ -213,23 +212,48 @@ static const struct dirmemo *parent_of(struct dirmemo *slots, const struct fc_se
 	return p && p->usable ? p : NULL;
 }
 
-struct dirmemo *fc_dir_memo(struct dirmemo *slots, const struct fc_set *set, const char *path,
+struct dirmemo *fc_dir_memo(struct dirmemos *ms, const struct fc_set *set, const char *path,
 			    size_t len)
 {
+	const struct dirmemo *parent;
 	const char *sl;
 	struct dirmemo *m;
+	bool walking = ms->walking;
+	uint64_t h;
 	size_t d;
 
+	ms->walking = false;
 	if (len < 2 || path[0] != '/' || !(sl = memrchr(path, '/', len)))
 		return NULL;
 	d = (size_t)(sl - path) + 1;
 	if (d == len)
 		return NULL; /* no name: "/", "DIR/" */
-	if (!(m = slot_of(slots, set, path, d))) {
-		m = &slots[d % FC_DIR_SLOTS];
-		if (dir_enter(m, set, path, d, parent_of(slots, set, path, d)))
+	if ((m = slot_of(ms->slot, set, path, d)))
+		goto kept;
+	/* a walk goes down from a directory it has a memo of, or looks up a second name in
+	 * it right after the first; lookups in no order pay, for a directory, only for hashing
+	 * its bytes: the general way answers */
+	parent = walking ? parent_of(ms->slot, set, path, d) : NULL;
+	if (!parent) {
+		h = fc_hash(path, d);
+		if (h != ms->lasthash || d != ms->lastd || set->serial != ms->lastserial) {
+			ms->lasthash = h;
+			ms->lastd = d;
+			ms->lastserial = set->serial;
 			return NULL;
+		}
+		parent = parent_of(ms->slot, set, path, d);
 	}
+	m = &ms->slot[d % FC_DIR_SLOTS];
+	m->serial = 0;
+	if (grow(&m->dir, &m->dcap, d))
+		return NULL;
+	memcpy(m->dir, path, d);
+	m->dlen = d;
+	if (dir_enter(m, set, d, parent))
+		return NULL;
+kept:
+	ms->walking = true;
 	return m->usable ? m : NULL;
 }
 

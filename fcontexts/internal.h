@@ -414,10 +414,22 @@ struct dirmemo {
  * walk that comes back to a directory from its subdirectories most often finds its memo. */
 #define FC_DIR_SLOTS 16
 
-/* The memo for path[0..len) (len = strlen(path)), of the slots[FC_DIR_SLOTS]: made for path's
- * directory unless it is the one kept; NULL when the general way must answer (a relative path, one ending in '/', a
- * directory that is not clean or whose substitution depends on the name, out of memory). */
-struct dirmemo *fc_dir_memo(struct dirmemo *slots, const struct fc_set *set, const char *path,
+/* A thread's memos, one per length of DIR modulo FC_DIR_SLOTS. */
+struct dirmemos {
+	struct dirmemo slot[FC_DIR_SLOTS];
+	bool walking;       /* the last lookup found its directory kept */
+	/* the last lookup's directory when it took the general way: its fc_hash, length and
+	 * set (a second name in it makes its memo) */
+	uint64_t lasthash, lastserial;
+	size_t lastd;
+};
+
+/* The memo for path[0..len) (len = strlen(path)): made for path's directory when a walk goes
+ * down into it from a directory with a memo, else on its second name in a row (lookups in no
+ * order pay only for hashing each directory's bytes). NULL when the general way must answer
+ * (a directory's first name; a relative path, one ending in '/'; a directory that is not clean
+ * or whose substitution depends on the name; out of memory). */
+struct dirmemo *fc_dir_memo(struct dirmemos *ms, const struct fc_set *set, const char *path,
 			    size_t len);
 /* The key of path (in m's directory): path itself, or DIR's key with NAME copied after it;
  * NULL when out of memory. */
