@@ -6,8 +6,9 @@
 # then every policy of ../shared/data (bench/bench_policies.py).
 # A benchmark, not a test: it prints figures and the ratios, and checks only that the answers agree.
 # BENCH_RUNS (3): rounds of lookups; BENCH_LOAD_RUNS (15): rounds of loads; BENCH_SAMPLE (20000).
-# BENCH_BEFORE=FCBENCH: another bench/fcbench (the build before a change, made aside) loads the
-# same files in the same rounds, printed beside this build's loads.
+# BENCH_BEFORE=FCBENCH: another bench/fcbench (the build before a change, made aside) looks up
+# all the machine's paths and loads the same files in the same rounds, printed beside this
+# build's figures.
 # BENCH_PART=load: the policy load's table alone (no lookups, no per-policy table: seconds, not
 # the minute and more of the whole).
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -99,6 +100,7 @@ echo "bench: $runs rounds, the engines taking turns in each; every figure is its
 i=0
 while [ $i -lt "$runs" ]; do
 	run1 all.fclabel "" fclabel "$fc" "$out/machine.q"
+	[ -n "${BENCH_BEFORE:-}" ] && run1_with "$BENCH_BEFORE" all.before "" fclabel "$fc" "$out/machine.q"
 	[ -n "$newlib" ] && run1 all.new "$newlib" selinux "$fc" "$out/machine.q"
 	run1 all.floor "" floor "$fc" "$out/machine.q"
 	run1 s.fclabel "" fclabel "$fc" "$out/sample.q"
@@ -159,9 +161,20 @@ echo
 echo "lookups, refpolicy, all $nq paths of this machine:"
 hdr
 row "fclabel" all.fclabel
+[ -n "${BENCH_BEFORE:-}" ] && row "fclabel before" all.before
 row "libselinux $newv" all.new
 row "floor" all.floor
 verdict all.fclabel all.new "$newv" target
+if [ -n "${BENCH_BEFORE:-}" ]; then
+	echo "  before ($BENCH_BEFORE):"
+	verdict all.before all.new "$newv"
+	if ok all.fclabel && ok all.before; then
+		echo "  this build / the build before: $(ratio "$(best_rate all.fclabel | field rate)" \
+			"$(best_rate all.before | field rate)") lookups only, $(ratio "$(best_cpu all.fclabel)" \
+			"$(best_cpu all.before)") by CPU time; answers $([ "$(best_rate all.fclabel | field digest)" = \
+			"$(best_rate all.before | field digest)" ] && echo identical || echo DIFFER)"
+	fi
+fi
 same all.fclabel all.new "$newv"
 floorline all.fclabel all.floor
 echo

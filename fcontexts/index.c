@@ -132,14 +132,11 @@ static struct qnode *qtree_insert(struct fc_set *set, struct qnode *root, const 
 	return n;
 }
 
-int fc_find_q(const struct tier *t, const char *key, size_t len)
+void fc_qwalk(struct qwalk *w, const char *key, size_t len)
 {
-	const struct qnode *n = t->root;
-	size_t pos = 0;
-	int best = t->rootq;
+	const struct qnode *n = w->n;
+	size_t pos = w->pos;
 
-	if (!n)
-		return -1;
 	while (pos < len) {
 		const struct qnode *c = NULL;
 		if (n->nkids <= sizeof(n->kc)) {
@@ -162,9 +159,21 @@ int fc_find_q(const struct tier *t, const char *key, size_t len)
 		pos += c->len;
 		n = c;
 		if (c->qid >= 0)
-			best = c->qid;
+			w->best = c->qid;
 	}
-	return best;
+	w->n = n;
+	w->pos = pos;
+}
+
+int fc_find_q(const struct tier *t, const char *key, size_t len)
+{
+	struct qwalk w;
+
+	if (!t->root)
+		return -1;
+	fc_qwalk_start(t, &w);
+	fc_qwalk(&w, key, len);
+	return w.best;
 }
 
 static void set_parents(struct tier *t, struct qnode *n, int above)
@@ -481,6 +490,8 @@ static size_t analyze(struct spec *s, char *p)
 	fc_pairs(req, reqlen, s->pairs);
 	req[reqlen] = 0;
 	s->req = memmove(p + s->qlen + 1, req, reqlen + 1);
+	const char *sl = memrchr(s->req, '/', reqlen);
+	s->reqslash = sl ? (size_t)(sl - s->req) : reqlen;
 	if (s->kind == SK_LITERAL) {
 		s->lit = s->q;
 		s->litlen = s->qlen;
@@ -652,16 +663,9 @@ static struct chunkset *build_chunkset(struct fc_set *set, const struct tier *t,
 	for (unsigned i = 0; i < n; i++)
 		if (!m || cs->all[m - 1] != cs->all[i])
 			cs->all[m++] = cs->all[i];
-	n = m;
-	cs->nall = n;
-	for (unsigned i = 0; i < n; i++) {
-		struct spec *s = &set->specs[cs->all[i]];
-		if (s->form == FORM_PCRE && !fc_code(s)) {
-			free(cs->all);
-			free(cs);
-			return NULL;
-		}
-	}
+	cs->nall = m;
+	/* (their regexes are compiled when a lookup first runs them: most candidates are ruled
+	 * out before, and a directory's memo lists mode 0's candidates, every type's) */
 	return cs;
 }
 
@@ -683,6 +687,59 @@ const struct chunkset *fc_chunkset(const struct fc_set *cset, const struct tier 
 	}
 	pthread_mutex_unlock(&set->lock);
 	return cs;
+}
+
+static int by_literal(const void *a, const void *b, void *arg)
+{
+	const struct fc_set *set = arg;
+	const struct spec *x = &set->specs[*(const unsigned *)a];
+	const struct spec *y = &set->specs[*(const unsigned *)b];
+	int c = memcmp(x->lit, y->lit, x->litlen < y->litlen ? x->litlen : y->litlen);
+	return c ? c : x->litlen < y->litlen ? -1 : x->litlen > y->litlen;
+}
+
+static unsigned *literal_sort(struct fc_set *set)
+{
+	unsigned *v = malloc((set->nspecs + 1) * sizeof(*v)), n = 0;
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < set->nspecs; i++)
+		if (set->specs[i].kind == SK_LITERAL && !set->specs[i].dead)
+			v[n++] = (unsigned)i;
+	qsort_r(v, n, sizeof(*v), by_literal, set);
+	set->nlitsort = n;
+	return v;
+}
+
+bool fc_literal_under(const struct fc_set *cset, const char *p, size_t n)
+{
+	struct fc_set *set = (struct fc_set *)cset; /* sorted lazily */
+	unsigned *v = atomic_load_explicit(&set->litsort, memory_order_acquire);
+	size_t lo = 0, hi;
+
+	if (!v) {
+		pthread_mutex_lock(&set->lock);
+		if (!(v = atomic_load_explicit(&set->litsort, memory_order_relaxed)) &&
+		    (v = literal_sort(set)))
+			atomic_store_explicit(&set->litsort, v, memory_order_release);
+		pthread_mutex_unlock(&set->lock);
+		if (!v)
+			return true; /* out of memory: "maybe", which only costs the look */
+	}
+	/* the first string not below p: the strings that start with p follow it */
+	hi = set->nlitsort;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct spec *x = &set->specs[v[mid]];
+		int c = memcmp(x->lit, p, x->litlen < n ? x->litlen : n);
+		if (c < 0 || (!c && x->litlen < n))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < set->nlitsort && set->specs[v[lo]].litlen >= n &&
+	       memcmp(set->specs[v[lo]].lit, p, n) == 0;
 }
 
 static void free_tier(struct tier *t)
@@ -711,4 +768,5 @@ void fc_free_index(struct fc_set *set)
 		pcre2_code_free(set->specs[i].jre);
 	}
 	free(set->lhash);
+	free(atomic_load(&set->litsort));
 }

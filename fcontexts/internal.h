@@ -39,6 +39,7 @@ struct spec {
 	char *req;          /* a literal every match contains at or after offset reqfrom... */
 	size_t reqlen;      /* ...of this length (0: none known) */
 	size_t reqfrom;
+	size_t reqslash;    /* where req's last '/' is (reqlen: none) */
 	uint64_t pairs[4];  /* bits of every byte pair of req: the key must have them all */
 	/* a copy of re with JIT code for lookups, made once the spec has been tried FC_JIT_AFTER
 	 * times (re itself is only interpreted by lookups, so no thread matches a pattern while
@@ -141,6 +142,13 @@ struct fc_set {
 	unsigned char *ahead_ring; /* ahead.c's ring, in the arena: for every compiled file read */
 	/* digest.c: built by the first fc_digest under lock; one block kept in bufs */
 	_Atomic(struct fc_dindex *) dindex;
+	/* the literal specs (not dead) sorted by their string, for fc_literal_under: built by
+	 * its first call, under lock */
+	_Atomic(unsigned *) litsort;
+	unsigned nlitsort;
+	/* this set among every set the process loaded: what a thread's directory memo
+	 * (dirmemo.c) was made for (a set freed and another made at its address differ) */
+	uint64_t serial;
 };
 
 /* The largest file a set reads (1 GiB). */
@@ -274,6 +282,24 @@ void fc_free_index(struct fc_set *set);
 const struct chunkset *fc_chunkset(const struct fc_set *set, const struct tier *t, int qid,
 				   unsigned cls);
 int fc_find_q(const struct tier *t, const char *key, size_t len);
+/* fc_find_q in steps: a walk down the tree that can stop at the end of a key's directory part
+ * and go on, for each key of that directory, from there (the walk's steps before a stop use only
+ * the bytes before it). best: the deepest required prefix met (-1 none). */
+struct qwalk {
+	const struct qnode *n;
+	size_t pos;
+	int best;
+};
+static inline void fc_qwalk_start(const struct tier *t, struct qwalk *w)
+{
+	w->n = t->root;
+	w->pos = 0;
+	w->best = t->rootq;
+}
+/* Goes on down key[0..len), of which key[0..w->pos) is the walk's so far. */
+void fc_qwalk(struct qwalk *w, const char *key, size_t len);
+/* Whether some literal spec's string starts with p[0..n) (built on the first call). */
+bool fc_literal_under(const struct fc_set *set, const char *p, size_t n);
 int fc_literal_find(const struct fc_set *set, const char *key, size_t len);
 uint64_t fc_hash(const char *s, size_t n);
 
@@ -290,6 +316,17 @@ static inline void fc_pairs(const char *s, size_t n, uint64_t set[4])
 		unsigned bit = fc_pair_bit((unsigned char)s[i], (unsigned char)s[i + 1]);
 		set[bit >> 6] |= 1ull << (bit & 63);
 	}
+}
+
+/* A 64-bit set of the bytes of s[0..n) (each byte's low 6 bits): a cheap necessary test for
+ * "contains", for short strings (a name), in one register. */
+static inline uint64_t fc_byteset(const char *s, size_t n)
+{
+	uint64_t set = 0;
+
+	for (size_t i = 0; i < n; i++)
+		set |= 1ull << ((unsigned char)s[i] & 63);
+	return set;
 }
 
 /* The bit of s[0..n)'s first component (up to its second '/', searched from s[1], or all of
@@ -339,6 +376,84 @@ static inline bool fc_class_ok(unsigned spec_class, unsigned key_class)
 {
 	return spec_class == 0 || key_class == 0 || spec_class == key_class;
 }
+
+/* dirmemo.c: what a lookup of DIR/NAME can know from DIR alone, made once for the directory
+ * and used by each of its names while lookups stay in it (a walk looks up a directory's entries
+ * one after another). Per thread, in the lookup scratch. */
+enum dcand_how {
+	D_SURE,    /* matches every name (a "P.*", or "P(/.*)?" whose P ends in DIR before a '/') */
+	D_PCRE,    /* its literal run is in DIR: the regex decides */
+	D_INNAME,  /* its literal run (no '/') must be in NAME, then the regex decides */
+	D_HEAD,    /* its literal run ends in DIR on its last '/': NAME must start with the rest */
+	D_WHOLE,   /* the per-key checks on the whole key (the general way's) */
+};
+
+/* A candidate of the directory's list: the specs its required prefix leaves possible, in
+ * priority order, but those that can match no name in it (and those after one that matches
+ * every name of every type). */
+struct dcand {
+	unsigned spec;
+	uint8_t tclass;
+	uint8_t how;        /* enum dcand_how */
+	uint16_t blen;
+	const char *b;      /* D_INNAME: the run NAME must contain; D_HEAD: NAME's start */
+	uint64_t need;      /* D_INNAME: fc_byteset(b), which NAME's must include */
+};
+
+struct dtier {
+	struct qwalk w;     /* the tier's prefix tree walked down DIR's key */
+	bool built;         /* v holds the candidates of qid */
+	struct dcand *v;
+	unsigned n, cap;
+};
+
+struct dirmemo {
+	uint64_t serial;    /* the set's (struct fc_set.serial); 0: nothing kept */
+	char *dir;          /* the path up to its last '/' */
+	size_t dlen, dcap;
+	bool usable;        /* false: names below dir take the general way */
+	bool key_is_path;   /* no substitution changes DIR: a key is its path */
+	bool lit;           /* some literal spec starts with DIR's key */
+	bool have_pairs;
+	char *key;          /* DIR's key (dir after the substitutions), a NAME copied after it */
+	size_t klen, kcap;
+	uint64_t pairs[4];  /* DIR's key's byte pairs, when have_pairs */
+	struct dtier tier[2]; /* plain, regex */
+	unsigned gen;       /* made anew each time the slot is made for a directory */
+	/* the parent directory's memo when this one was made from it (its gen then): its lists
+	 * hold every candidate that can match below it */
+	const struct dirmemo *parent;
+	unsigned parent_gen;
+};
+
+/* How many directories' memos a thread keeps: one per length of DIR modulo this, so that a
+ * walk that comes back to a directory from its subdirectories most often finds its memo. */
+#define FC_DIR_SLOTS 16
+
+/* A thread's memos, one per length of DIR modulo FC_DIR_SLOTS. */
+struct dirmemos {
+	struct dirmemo slot[FC_DIR_SLOTS];
+	bool walking;       /* the last lookup found its directory kept */
+	/* the last lookup's directory when it took the general way: its fc_hash, length and
+	 * set (a second name in it makes its memo) */
+	uint64_t lasthash, lastserial;
+	size_t lastd;
+};
+
+/* The memo for path[0..len) (len = strlen(path)): made for path's directory when a walk goes
+ * down into it from a directory with a memo, else on its second name in a row (lookups in no
+ * order pay only for hashing each directory's bytes). NULL when the general way must answer
+ * (a directory's first name; a relative path, one ending in '/'; a directory that is not clean
+ * or whose substitution depends on the name; out of memory). */
+struct dirmemo *fc_dir_memo(struct dirmemos *ms, const struct fc_set *set, const char *path,
+			    size_t len);
+/* The key of path (in m's directory): path itself, or DIR's key with NAME copied after it;
+ * NULL when out of memory. */
+const char *fc_dir_key(struct dirmemo *m, const char *path, size_t len, size_t *keylen);
+/* Tier k's candidates for names whose deepest required prefix is DIR's (m->tier[k].w.best),
+ * made on the first call; NULL when out of memory. */
+const struct dtier *fc_dir_cands(struct dirmemo *m, const struct fc_set *set, int k);
+void fc_dir_free(struct dirmemo *m);
 
 /* Per-thread scratch (scratch.c). Each kind is a struct whose first member is a
  * pcre2_match_data *: fc_scratch_new makes it zeroed with that match data, on the calling

@@ -160,6 +160,8 @@ static int build_orders(struct fc_set *set)
 	return 0;
 }
 
+static _Atomic uint64_t serials;
+
 /* A new, empty set for a load of n files: 0, EINVAL (none: err says so) or ENOMEM. */
 static int set_new(size_t n, unsigned flags, struct fc_set **set, struct fc_error *err)
 {
@@ -172,6 +174,7 @@ static int set_new(size_t n, unsigned flags, struct fc_set **set, struct fc_erro
 	if (!(*set = calloc(1, sizeof(**set))))
 		return ENOMEM;
 	pthread_mutex_init(&(*set)->lock, NULL);
+	(*set)->serial = atomic_fetch_add(&serials, 1) + 1;
 	(*set)->compare_only = flags & FC_COMPARE_ONLY;
 	return 0;
 }

@@ -19,6 +19,7 @@ struct scratch {
 	char *dir;
 	size_t dirlen, dircap;
 	uint64_t dirpairs[4];
+	struct dirmemos memo; /* the last directories' (dirmemo.c) */
 };
 
 static __thread struct scratch *tls;
@@ -31,6 +32,8 @@ static void scratch_free(void *p)
 	free(s->buf[0]);
 	free(s->buf[1]);
 	free(s->dir);
+	for (int i = 0; i < FC_DIR_SLOTS; i++)
+		fc_dir_free(&s->memo.slot[i]);
 	pcre2_match_data_free(s->md);
 	free(s);
 }
@@ -203,55 +206,152 @@ static void key_pairs(struct scratch *s, const char *key, size_t len, uint64_t p
 #define NOMATCH (-1)
 #define FAILED (-2)
 
-/* The first spec of the tier, in 3.4's order, that the key's prefix leaves possible and that
+/* Whether sp's regex matches key: 1, 0, FAILED on a PCRE2 error, -ENOMEM. */
+static int match_re(const struct spec *sp, const char *key, size_t len, pcre2_match_data *md)
+{
+	pcre2_code *j = atomic_load_explicit(&sp->jre, memory_order_acquire), *re;
+	int rc;
+
+	if (j) {
+		rc = pcre2_jit_match(j, (PCRE2_SPTR)key, len, 0, 0, md, NULL);
+	} else {
+		if (!(re = fc_code(sp)))
+			return -ENOMEM;
+		rc = pcre2_match(re, (PCRE2_SPTR)key, len, 0, PCRE2_NO_JIT, md, NULL);
+		fc_count_try(sp);
+	}
+	if (rc >= 0)
+		return 1;
+	return rc == PCRE2_ERROR_NOMATCH ? 0 : FAILED;
+}
+
+/* Whether sp matches key, which starts with sp->q: match_re's answers. pairs[4] says whether
+ * pairs[0..3] hold the key's byte pairs yet. (Inlined: a call per candidate, of some twenty
+ * a lookup, cost the general way a tenth.) */
+static inline __attribute__((always_inline)) int try_spec(const struct spec *sp, const char *key, size_t len, struct scratch *s,
+		    uint64_t pairs[5])
+{
+	/* the key starts with sp->q: these forms need nothing more */
+	if (sp->form == FORM_ANYSUFFIX)
+		return 1;
+	if (sp->form == FORM_SUBTREE) {
+		size_t q = sp->qlen;
+		return len == q || key[q] == '/' || (len == q + 1 && key[q] == '\n');
+	}
+	if (sp->reqlen) {
+		if (!pairs[4]) { /* the key's byte pairs, when first needed */
+			key_pairs(s, key, len, pairs);
+			pairs[4] = 1;
+		}
+		if ((sp->pairs[0] & ~pairs[0]) | (sp->pairs[1] & ~pairs[1]) |
+		    (sp->pairs[2] & ~pairs[2]) | (sp->pairs[3] & ~pairs[3]))
+			return 0;
+		if (!memmem(key + sp->reqfrom, len - sp->reqfrom, sp->req, sp->reqlen))
+			return 0;
+	}
+	return match_re(sp, key, len, s->md);
+}
+
+/* The first spec of the tier's candidates for required prefix qid, in 3.4's order, that
  * matches; NOMATCH; FAILED on a PCRE2 error; or -ENOMEM. */
+static int run_cands(const struct fc_set *set, const struct tier *t, int qid, const char *key,
+		     size_t len, unsigned cls, struct scratch *s, uint64_t pairs[5])
+{
+	const struct chunkset *cs = fc_chunkset(set, t, qid, cls);
+
+	if (!cs)
+		return -ENOMEM;
+	for (unsigned i = 0; i < cs->nall; i++) {
+		int r = try_spec(&set->specs[cs->all[i]], key, len, s, pairs);
+		if (r)
+			return r > 0 ? (int)cs->all[i] : r;
+	}
+	return NOMATCH;
+}
+
+/* The first spec of the tier, in 3.4's order, that the key's prefix leaves possible and that
+ * matches (run_cands' answers). */
 static int run_tier(const struct fc_set *set, const struct tier *t, const char *key, size_t len,
 		    unsigned cls, struct scratch *s, uint64_t pairs[5])
 {
 	int qid = fc_find_q(t, key, len);
-	const struct chunkset *cs;
 
-	if (qid < 0)
-		return NOMATCH;
-	cs = fc_chunkset(set, t, qid, cls);
-	if (!cs)
-		return -ENOMEM;
-	for (unsigned i = 0; i < cs->nall; i++) {
-		const struct spec *sp = &set->specs[cs->all[i]];
-		/* the key starts with sp->q: these forms need nothing more */
-		if (sp->form == FORM_ANYSUFFIX)
-			return (int)cs->all[i];
-		if (sp->form == FORM_SUBTREE) {
-			size_t q = sp->qlen;
-			if (len == q || key[q] == '/' || (len == q + 1 && key[q] == '\n'))
-				return (int)cs->all[i];
+	return qid < 0 ? NOMATCH : run_cands(set, t, qid, key, len, cls, s, pairs);
+}
+
+/* Whether h[0..hn) holds n[0..nn) (nn > 0): for a name and a short run, quicker than memmem. */
+static bool holds(const char *h, size_t hn, const char *n, size_t nn)
+{
+	for (size_t i = 0; i + nn <= hn; i++)
+		if (h[i] == n[0] && h[i + nn - 1] == n[nn - 1] && memcmp(h + i, n, nn) == 0)
+			return true;
+	return false;
+}
+
+/* run_cands over a directory's list (dirmemo.c) for key = DIR/NAME, NAME at name[0..nlen). */
+static int run_dir_list(const struct fc_set *set, const struct dtier *dt, const char *key,
+			size_t len, const char *name, size_t nlen, unsigned cls, struct scratch *s,
+			uint64_t pairs[5])
+{
+	uint64_t nb = 0;
+	bool have = false;
+
+	for (unsigned i = 0; i < dt->n; i++) {
+		const struct dcand *c = &dt->v[i];
+		const struct spec *sp = &set->specs[c->spec];
+		int r;
+		if (!fc_class_ok(c->tclass, cls))
 			continue;
-		}
-		if (sp->reqlen) {
-			if (!pairs[4]) { /* the key's byte pairs, when first needed */
-				key_pairs(s, key, len, pairs);
-				pairs[4] = 1;
+		switch (c->how) {
+		case D_SURE:
+			return (int)c->spec;
+		case D_WHOLE:
+			r = try_spec(sp, key, len, s, pairs);
+			break;
+		case D_INNAME:
+			if (!have) {
+				nb = fc_byteset(name, nlen);
+				have = true;
 			}
-			if ((sp->pairs[0] & ~pairs[0]) | (sp->pairs[1] & ~pairs[1]) |
-			    (sp->pairs[2] & ~pairs[2]) | (sp->pairs[3] & ~pairs[3]))
+			if ((c->need & ~nb) || !holds(name, nlen, c->b, c->blen))
 				continue;
-			if (!memmem(key + sp->reqfrom, len - sp->reqfrom, sp->req, sp->reqlen))
+			r = match_re(sp, key, len, s->md);
+			break;
+		case D_HEAD:
+			/* (b is never empty) */
+			if (nlen < c->blen || name[0] != c->b[0] || memcmp(name, c->b, c->blen) != 0)
 				continue;
+			r = match_re(sp, key, len, s->md);
+			break;
+		default: /* D_PCRE */
+			r = match_re(sp, key, len, s->md);
+			break;
 		}
-		pcre2_code *j = atomic_load_explicit(&sp->jre, memory_order_acquire);
-		int rc;
-		if (j) {
-			rc = pcre2_jit_match(j, (PCRE2_SPTR)key, len, 0, 0, s->md, NULL);
-		} else {
-			rc = pcre2_match(sp->re, (PCRE2_SPTR)key, len, 0, PCRE2_NO_JIT, s->md, NULL);
-			fc_count_try(sp);
-		}
-		if (rc >= 0)
-			return (int)cs->all[i];
-		if (rc != PCRE2_ERROR_NOMATCH)
-			return FAILED;
+		if (r)
+			return r > 0 ? (int)c->spec : r;
 	}
 	return NOMATCH;
+}
+
+/* run_tier for a key in m's directory: the tree's walk goes on from DIR's end, and names whose
+ * deepest required prefix is DIR's take the directory's list. */
+static int run_tier_in(const struct fc_set *set, struct dirmemo *m, int k, const char *key,
+		       size_t len, unsigned cls, struct scratch *s, uint64_t pairs[5])
+{
+	const struct tier *t = k ? &set->regex : &set->plain;
+	struct qwalk w = m->tier[k].w;
+	const struct dtier *dt;
+
+	if (!w.n)
+		return NOMATCH;
+	fc_qwalk(&w, key, len);
+	if (w.best < 0)
+		return NOMATCH;
+	if (w.best != m->tier[k].w.best)
+		return run_cands(set, t, w.best, key, len, cls, s, pairs);
+	if (!(dt = fc_dir_cands(m, set, k)))
+		return -ENOMEM;
+	return run_dir_list(set, dt, key, len, key + m->klen, len - m->klen, cls, s, pairs);
 }
 
 static int literal_best(const struct fc_set *set, const char *key, size_t len, unsigned cls)
@@ -336,7 +436,8 @@ static int first_match(const struct fc_spec *spec, void *arg)
 int fc_lookup(const fc_set *set, const char *path, mode_t mode, struct fc_result *res)
 {
 	struct scratch *s;
-	const char *key;
+	struct dirmemo *m;
+	const char *key = NULL;
 	size_t len;
 	unsigned cls = fc_mode_class(mode);
 	int best, rc;
@@ -347,20 +448,30 @@ int fc_lookup(const fc_set *set, const char *path, mode_t mode, struct fc_result
 	res->match_error = 0;
 	if (!path || set->compare_only)
 		return EINVAL;
-	if ((rc = make_key(set, path, &s, &key, &len)))
-		return rc;
+	if (!(len = strlen(path)))
+		return EINVAL;
+	if (!(s = scratch_get(len + fc_key_room(set))))
+		return ENOMEM;
+	if ((m = fc_dir_memo(&s->memo, set, path, len)))
+		key = fc_dir_key(m, path, len, &len);
+	if (!key) {
+		m = NULL;
+		key = fc_make_key(set, path, len, s->buf[0], s->buf[1], &len);
+	}
 
-	best = set->lhash ? literal_best(set, key, len, cls) : NOMATCH;
+	best = set->lhash && (!m || m->lit) ? literal_best(set, key, len, cls) : NOMATCH;
 	uint64_t pairs[5] = { 0 }; /* [4]: computed */
 	if (set->plain.nq) {
-		int r = run_tier(set, &set->plain, key, len, cls, s, pairs);
+		int r = m ? run_tier_in(set, m, 0, key, len, cls, s, pairs)
+			  : run_tier(set, &set->plain, key, len, cls, s, pairs);
 		if (r == FAILED || r < -2)
 			goto slow;
 		if (r >= 0 && (best < 0 || set->specs[r].tier_pos > set->specs[best].tier_pos))
 			best = r;
 	}
 	if (best < 0 && set->regex.nq) {
-		best = run_tier(set, &set->regex, key, len, cls, s, pairs);
+		best = m ? run_tier_in(set, m, 1, key, len, cls, s, pairs)
+			 : run_tier(set, &set->regex, key, len, cls, s, pairs);
 		if (best == FAILED || best < -2)
 			goto slow;
 	}

@@ -13,6 +13,9 @@ Standard library only; every random choice comes from --seed, so a run is reprod
   gen_fc.py android --seed S --shared SHARED --out DIR [--per-policy Q]
         DIR/NN-name/{fcarg,queries} for every Android policy; DIR/golden-NAME/{fcarg,queries,expected}
         from images/*/labels.tsv.
+  gen_fc.py walkorder --seed S --queries Q --out FILE [--fc FC[,FC...]] [--extra N] [--max M]
+        [--keep-order] [--tree]    Q's queries (--tree: find's "%m %y %p" records) in walk order (a directory's entries together), and N more
+        names in each directory (odd ones, and the policy's literal runs in names).
   gen_fc.py split FILE OUT0 OUT1     split NUL-separated records into two halves
   gen_fc.py count FILE               number of NUL-separated records
   gen_fc.py report QUERIES OURS REF [--max N] [--label WHAT] [--names OURS_NAME,REF_NAME]
@@ -25,6 +28,7 @@ as latin-1 code points.
 import argparse
 import os
 import random
+import re
 import sys
 import warnings
 
@@ -1148,6 +1152,60 @@ def cmd_sanity(a):
     return 0
 
 
+# ---------------------------------------------------------------------------------------------
+# Walk order: a directory's entries one after another, as a walk looks them up (fclabel keeps
+# per directory what its entries' lookups share: fcontexts/dirmemo.c).
+
+WALK_NAMES = ["\n", "x\n", "\n\n", "a\nb", "x", "a b", ".", "..", "\xff"]
+
+
+def name_pieces(fcs):
+    """Names made of the policy's regexes: their literal runs cut at '/', each also inside a
+    longer name (a name may start with, end with or contain the run a spec needs)."""
+    out = set()
+    for fc in fcs:
+        for rx, _ in read_specs(fc):
+            plain = rx.replace("\\.", ".").replace("\\-", "-").replace("\\+", "+")
+            for run in re.split(r"[\\^$|?*+()\[\]{}]", plain):
+                for piece in run.split("/"):
+                    if piece and piece != ".":
+                        out.update([piece, piece + "x", "x" + piece, piece[:-1] or piece])
+    return sorted(out)
+
+
+def cmd_walkorder(a):
+    """A's queries in walk order: each path's directory's entries together (sorted by path, or
+    as given with --keep-order: a find listing), and --extra more names in each directory, made
+    of the queries' own names, the policy's literal runs and odd names."""
+    rng = random.Random("%s/walkorder" % a.seed)
+    if a.tree:
+        # find's "%m %y %p" records: permissions, type letter, path
+        recs = [("%o" % (FIND_TYPES.get(m.split(" ", 1)[1][:1], 0) | int(m.split(" ", 1)[0], 8)),
+                 p) for m, p in ((r[0] + " " + r[1][:1], r[1][2:]) for r in read_records(a.queries))]
+    else:
+        recs = read_records(a.queries)
+    if not a.keep_order:
+        recs.sort(key=lambda r: r[1])
+    fcs = [f for f in (a.fc or "").split(",") if f]
+    pool = sorted(set(p[p.rfind("/") + 1:] for _, p in recs if "/" in p) - {""})
+    pieces = name_pieces(fcs)
+    seen, out = set(), []
+    for m, p in recs:
+        out.append((int(m, 8), p))
+        d = p[: p.rfind("/") + 1]
+        if not d.startswith("/") or d in seen:
+            continue
+        seen.add(d)
+        for _ in range(a.extra):
+            r = rng.random()
+            src = WALK_NAMES + EXTRA_NAMES if r < 0.2 else pieces if r < 0.7 and pieces else pool
+            out.append((any_mode(rng), d + rng.choice(src)))
+        if len(out) >= a.max:
+            break
+    n = write_queries(a.out, out[: a.max])
+    print("walkorder: %d queries in %d directories" % (n, len(seen)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -1172,6 +1230,15 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--listing-sample", type=int, default=6000)
     p.add_argument("--every-mode-paths", type=int, default=600)
+    p = sub.add_parser("walkorder")
+    p.add_argument("--seed", default="20261203")
+    p.add_argument("--queries", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--fc", default="")
+    p.add_argument("--extra", type=int, default=4)
+    p.add_argument("--max", type=int, default=1000000)
+    p.add_argument("--keep-order", action="store_true")
+    p.add_argument("--tree", action="store_true")
     p = sub.add_parser("split")
     p.add_argument("file")
     p.add_argument("out0")
@@ -1190,7 +1257,7 @@ def main():
     p.add_argument("ref")
     a = ap.parse_args()
     rc = {"adversarial": cmd_adversarial, "refpolicy": cmd_refpolicy, "android": cmd_android,
-          "split": cmd_split, "count": cmd_count, "report": cmd_report, "sanity": cmd_sanity}[a.cmd](a)
+          "walkorder": cmd_walkorder, "split": cmd_split, "count": cmd_count, "report": cmd_report, "sanity": cmd_sanity}[a.cmd](a)
     sys.exit(rc or 0)
 
 

@@ -42,6 +42,7 @@ PLAIN_ONLY = {"t_valgrind", "t_symbols", "t_fuzz_regress", "t_cross"}
 DEFAULT_TIMES = {
     "t_image_label": 125, "t_relabel": 65, "t_image_corrupt": 60, "t_crash": 50,
     "t_diff_refpolicy": 32, "t_fcbin": 30, "t_diff_adversarial": 30, "t_tree": 30,
+    "t_diff_walkorder": 40,
     "t_image_android": 18, "t_image_refpolicy": 18, "t_image_setfiles": 17,
     "t_diff_android": 17, "t_image_sparse": 16, "t_relabel_android": 16, "t_fuzz_regress": 12,
     "t_digest": 30, "t_userdata": 15, "t_device": 20, "t_cross": 70, "t_nogetxattrat": 20,
