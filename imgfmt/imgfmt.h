@@ -112,6 +112,12 @@ struct imgfmt_overlay_params {
 	int (*order)(void *arg, uint64_t blk); /* ordered: which IMGFMT_ORDER_* blk is */
 	void *order_arg;
 	int64_t now;                     /* commit times */
+	/* with sync: a descriptor of the file the channel writes (the image, opened in any mode;
+	 * duplicated, the caller keeps its own), whose writes the overlay pushes to the disk as it
+	 * makes them, so that each barrier waits for less; -1: none. writeback_base: where the
+	 * channel's byte 0 lies in that file. */
+	int writeback_fd;
+	uint64_t writeback_base;
 };
 struct imgfmt_overlay_stats {
 	unsigned long commits, transactions, blocks, barriers, home_writes;

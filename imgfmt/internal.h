@@ -151,6 +151,20 @@ errcode_t ic_set_option(io_channel ch, const char *option, const char *arg);
 	.write_byte = ic_write_byte, .set_option = ic_set_option, .read_blk64 = ic_read64,       \
 	.write_blk64 = ic_write64
 
+/* overlay.c: the file below a channel written in place, whose writes are pushed to the disk
+ * as they are made (sync_file_range, which starts the write-back and does not wait for it), so
+ * that the barrier after a step waits for little: a label's commit writes 50 MB twice, and
+ * each flush waited 25-50 ms for what it had left to the end. A hint: what is written, in what
+ * order, and where the barriers fall are the same without it. fd -1: none; base: where the
+ * channel's byte 0 lies in the file (a partition's offset). */
+struct imgfmt_writeback {
+	int fd;
+	uint64_t base;
+};
+void imgfmt_writeback_start(const struct imgfmt_writeback *w, uint64_t off, uint64_t len);
+/* journal.c: the log's writes pushed so too (NULL: not). */
+void imgfmt_journal_set_writeback(struct imgfmt_journal *j, const struct imgfmt_writeback *w);
+
 /* crc32c.c: imgfmt_crc32c's implementations, for tests/crcunit.c: the CPU's instruction
  * (NULL where it has none) and the table in software. */
 typedef uint32_t (*crc32c_fn)(uint32_t crc, const unsigned char *p, size_t n);

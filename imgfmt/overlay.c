@@ -21,9 +21,11 @@
  * A block written with the contents it has on disk is not held. Nothing here prints.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -61,6 +63,7 @@ struct ov {
 	errcode_t failed;   /* a commit failed: nothing more is written */
 	char *tmp, *tmp2;
 	char *run;          /* RUN blocks: a commit's writes gathered, the log's and the homes' */
+	struct imgfmt_writeback wb; /* (its fd our own duplicate) */
 	struct imgfmt_overlay_stats st;
 };
 
@@ -150,7 +153,27 @@ static errcode_t lower_read(struct ov *o, uint64_t off, size_t len, char *buf)
 static errcode_t lower_write(struct ov *o, uint64_t off, size_t len, const char *buf)
 {
 	unsigned ibs = (unsigned)o->in->block_size;
-	return io_channel_write_blk64(o->in, off / ibs, -(int)len, buf);
+	errcode_t rc = io_channel_write_blk64(o->in, off / ibs, -(int)len, buf);
+	if (!rc)
+		imgfmt_writeback_start(&o->wb, off, len);
+	return rc;
+}
+
+void imgfmt_writeback_start(const struct imgfmt_writeback *w, uint64_t off, uint64_t len)
+{
+	/* (a failure is the barrier's to meet: its flush writes whatever this did not) */
+	if (w && w->fd >= 0)
+		(void)sync_file_range(w->fd, (off64_t)(w->base + off), (off64_t)len,
+				      SYNC_FILE_RANGE_WRITE);
+}
+
+static void writeback_close(struct ov *o)
+{
+	if (o->wb.fd >= 0)
+		close(o->wb.fd);
+	o->wb.fd = -1;
+	if (o->j)
+		imgfmt_journal_set_writeback(o->j, NULL);
 }
 
 /* The marker the superblock carries while writes are under way, set or taken off, and its
@@ -470,6 +493,13 @@ errcode_t imgfmt_overlay_begin(io_channel ch, const struct imgfmt_overlay_params
 		return ENOMEM;
 	if (o->mode == IMGFMT_OV_JOURNAL && !o->j)
 		return EXT2_ET_INVALID_ARGUMENT;
+	writeback_close(o);
+	o->wb.base = p->writeback_base;
+	/* (without sync nothing waits for the disk: the kernel writes back when it likes) */
+	if (o->sync && p->writeback_fd >= 0)
+		o->wb.fd = fcntl(p->writeback_fd, F_DUPFD_CLOEXEC, 3);
+	if (o->j)
+		imgfmt_journal_set_writeback(o->j, &o->wb);
 	/* this layer is the write cache now: what goes below goes there in the order given */
 	if (o->in->manager->set_option)
 		(void)o->in->manager->set_option(o->in, "cache", "off");
@@ -515,6 +545,7 @@ void imgfmt_overlay_abort(io_channel ch)
 		return;
 	struct ov *o = ov_of(ch);
 	drop_all(o);
+	writeback_close(o);
 	o->active = false; /* (the marker stays: the disk may be between two commits' steps) */
 }
 
@@ -537,6 +568,7 @@ errcode_t imgfmt_overlay_end(io_channel ch, struct imgfmt_overlay_stats *st)
 		o->marked = false;
 	else
 		o->failed = rc;
+	writeback_close(o);
 	o->active = false;
 	if (st)
 		*st = o->st;
@@ -556,6 +588,7 @@ static errcode_t ov_open(const char *name, int flags, io_channel *channel)
 	if ((rc = overlay_inner->open(name, flags, &in)))
 		goto fail;
 	o->in = in;
+	o->wb.fd = -1;
 	ch->magic = EXT2_ET_MAGIC_IO_CHANNEL;
 	ch->manager = imgfmt_overlay_manager;
 	ch->block_size = in->block_size;
@@ -579,6 +612,8 @@ static errcode_t ov_close(io_channel ch)
 		return 0;
 	struct ov *o = ov_of(ch);
 	errcode_t rc = io_channel_close(o->in);
+	if (o->wb.fd >= 0)
+		close(o->wb.fd);
 	free(o->blk);
 	free(o->data);
 	free(o->idx);
