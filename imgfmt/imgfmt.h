@@ -99,6 +99,11 @@ extern io_manager imgfmt_reuse_manager;
 void imgfmt_set_reuse(io_channel ch);
 /* The channel below the overlay (ch itself when it is not one). */
 io_channel imgfmt_overlay_lower(io_channel ch);
+/* Reads as io_channel_read_blk64 does; through an active overlay it also keeps (until the next
+ * such read) what the disk has there, so that a write to part of one of those blocks soon after
+ * merges into that instead of reading the block again: the walk reads a chunk of an inode
+ * table, then writes the label of each inode in it, the first write to each block a read. */
+errcode_t imgfmt_read_kept(io_channel ch, unsigned long long block, int count, void *data);
 struct imgfmt_journal;
 enum { IMGFMT_OV_JOURNAL = 1, IMGFMT_OV_ORDERED };
 /* The order of the writes without a journal: contents (attribute blocks, quota files), then

@@ -151,6 +151,10 @@ errcode_t ic_set_option(io_channel ch, const char *option, const char *arg);
 	.write_byte = ic_write_byte, .set_option = ic_set_option, .read_blk64 = ic_read64,       \
 	.write_blk64 = ic_write64
 
+/* tracked.c: how many writes (and discards, zeroings) any tracked channel was asked for: what
+ * was read through one is still what it holds while this has not moved. */
+unsigned long imgfmt_writes_below(void);
+
 /* overlay.c: the file below a channel written in place, whose writes are pushed to the disk
  * as they are made (sync_file_range, which starts the write-back and does not wait for it), so
  * that the barrier after a step waits for little: a label's commit writes 50 MB twice, and

@@ -76,6 +76,12 @@ struct ov {
 	char *tmp, *tmp2;
 	char *run;          /* RUN blocks: a commit's writes gathered, the log's and the homes' */
 	struct imgfmt_writeback wb; /* (its fd our own duplicate) */
+	/* imgfmt_read_kept: bytes [kept_off, kept_off + kept_len) as the channel below had them
+	 * when imgfmt_writes_below() said kept_gen */
+	char *kept;
+	size_t kept_cap, kept_len;
+	uint64_t kept_off;
+	unsigned long kept_gen;
 	struct imgfmt_overlay_stats st;
 };
 
@@ -201,6 +207,17 @@ static void writeback_close(struct ov *o)
 	o->wb.fd = -1;
 	if (o->j)
 		imgfmt_journal_set_writeback(o->j, NULL);
+}
+
+/* Block blk as the channel below has it: where imgfmt_read_kept kept it, while nothing has
+ * been written below since, else read into buf. NULL: *rc says why. */
+static const char *lower_block(struct ov *o, uint64_t blk, char *buf, errcode_t *rc)
+{
+	uint64_t off = blk * o->bs;
+	if (o->kept_len && off >= o->kept_off && off - o->kept_off + o->bs <= o->kept_len &&
+	    o->kept_gen == imgfmt_writes_below())
+		return o->kept + (off - o->kept_off);
+	return (*rc = lower_read(o, off, o->bs, buf)) ? NULL : buf;
 }
 
 /* The marker the superblock carries while writes are under way, set or taken off, and its
@@ -348,9 +365,10 @@ static errcode_t hold(struct ov *o, uint64_t blk, const char *data)
 			memcpy(h, src, o->bs);
 		return 0;
 	}
-	if ((rc = lower_read(o, blk * o->bs, o->bs, o->tmp)))
+	const char *disk = lower_block(o, blk, o->tmp, &rc);
+	if (!disk)
 		return rc;
-	if (!memcmp(o->tmp, src, o->bs))
+	if (!memcmp(disk, src, o->bs))
 		return 0;
 	if (!(h = add(o, blk, &rc)))
 		return rc;
@@ -362,14 +380,15 @@ static errcode_t hold(struct ov *o, uint64_t blk, const char *data)
  * label in an inode, the first in its block). */
 static errcode_t hold_part(struct ov *o, uint64_t blk, size_t from, size_t n, const char *data)
 {
-	errcode_t rc = lower_read(o, blk * o->bs, o->bs, o->tmp2);
+	errcode_t rc = 0;
+	const char *disk = lower_block(o, blk, o->tmp2, &rc);
 	char *h;
 
-	if (rc || !memcmp(o->tmp2 + from, data, n))
+	if (!disk || !memcmp(disk + from, data, n))
 		return rc;
 	if (!(h = add(o, blk, &rc)))
 		return rc;
-	memcpy(h, o->tmp2, o->bs);
+	memcpy(h, disk, o->bs);
 	memcpy(h + from, data, n);
 	return 0;
 }
@@ -709,6 +728,7 @@ static errcode_t ov_close(io_channel ch)
 	struct ov *o = ov_of(ch);
 	errcode_t rc = io_channel_close(o->in);
 	maker_stop(o);
+	free(o->kept);
 	if (o->wb.fd >= 0)
 		close(o->wb.fd);
 	free(o->blk);
@@ -736,12 +756,12 @@ static size_t span(io_channel ch, int count)
 	return count < 0 ? (size_t)-count : (size_t)count * (size_t)ch->block_size;
 }
 
-static errcode_t ov_read64(io_channel ch, unsigned long long block, int count, void *data)
+/* What is held of the blocks read into data (as the channel below had them) put over it. */
+static void merge_held(struct ov *o, io_channel ch, unsigned long long block, int count,
+		       void *data)
 {
-	struct ov *o = ov_of(ch);
-	errcode_t rc = io_channel_read_blk64(o->in, block, count, data);
-	if (rc || !o->active || !o->n)
-		return rc;
+	if (!o->active || !o->n)
+		return;
 	uint64_t off = block * (uint64_t)ch->block_size;
 	size_t len = span(ch, count);
 	for (uint64_t b = off / o->bs; b * o->bs < off + len; b++) {
@@ -752,6 +772,44 @@ static errcode_t ov_read64(io_channel ch, unsigned long long block, int count, v
 		uint64_t e = (b + 1) * o->bs < off + len ? (b + 1) * o->bs : off + len;
 		memcpy((char *)data + (s - off), h + (s - b * o->bs), (size_t)(e - s));
 	}
+}
+
+static errcode_t ov_read64(io_channel ch, unsigned long long block, int count, void *data)
+{
+	struct ov *o = ov_of(ch);
+	errcode_t rc = io_channel_read_blk64(o->in, block, count, data);
+	if (!rc)
+		merge_held(o, ch, block, count, data);
+	return rc;
+}
+
+/* (a copy of a chunk just read, in the core's cache: a tenth of what reading each block again
+ * cost, a syscall and a copy out of the page cache each) */
+errcode_t imgfmt_read_kept(io_channel ch, unsigned long long block, int count, void *data)
+{
+	if (ch->manager != imgfmt_overlay_manager || !ov_of(ch)->active)
+		return io_channel_read_blk64(ch, block, count, data);
+	struct ov *o = ov_of(ch);
+	size_t len = span(ch, count);
+	unsigned long gen = imgfmt_writes_below();
+	errcode_t rc = io_channel_read_blk64(o->in, block, count, data);
+	o->kept_len = 0;
+	if (rc)
+		return rc;
+	if (len > o->kept_cap) {
+		char *k = realloc(o->kept, len);
+		if (k) {
+			o->kept = k;
+			o->kept_cap = len;
+		}
+	}
+	if (len <= o->kept_cap) {
+		memcpy(o->kept, data, len);
+		o->kept_off = block * (uint64_t)ch->block_size;
+		o->kept_len = len;
+		o->kept_gen = gen;
+	}
+	merge_held(o, ch, block, count, data);
 	return 0;
 }
 
