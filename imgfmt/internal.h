@@ -164,9 +164,6 @@ unsigned long imgfmt_writes_below(void);
 struct imgfmt_writeback {
 	int fd;
 	uint64_t base;
-	/* another thread's queue, while one runs: a range it takes (true) is pushed there */
-	bool (*queue)(void *arg, uint64_t off, uint64_t len);
-	void *queue_arg;
 };
 void imgfmt_writeback_start(const struct imgfmt_writeback *w, uint64_t off, uint64_t len);
 /* journal.c: the log's writes pushed so too (NULL: not). */

@@ -65,10 +65,6 @@ struct ov {
 		_Atomic size_t want;  /* the bytes to have made */
 		atomic_bool stop;
 		bool started;
-		/* ranges to push to the disk (imgfmt_writeback_start), ahead of pages to make:
-		 * one writer (the writes' thread), one reader; [head, tail) modulo PUSHQ */
-		struct { uint64_t off, len; } q[32];
-		_Atomic size_t head, tail;
 	} mk;
 	uint32_t *idx;
 	size_t mask;
@@ -196,18 +192,12 @@ static errcode_t lower_write(struct ov *o, uint64_t off, size_t len, const char 
 	return rc;
 }
 
-static void push(const struct imgfmt_writeback *w, uint64_t off, uint64_t len)
-{
-	/* (a failure is the barrier's to meet: its flush writes whatever this did not) */
-	(void)sync_file_range(w->fd, (off64_t)(w->base + off), (off64_t)len, SYNC_FILE_RANGE_WRITE);
-}
-
-/* Pushed on the maker's thread where one runs (the kernel's part of starting the write-back,
- * allocating and submitting, a few ms of a label's commit, is then off the writes' thread). */
 void imgfmt_writeback_start(const struct imgfmt_writeback *w, uint64_t off, uint64_t len)
 {
-	if (w && w->fd >= 0 && !(w->queue && w->queue(w->queue_arg, off, len)))
-		push(w, off, len);
+	/* (a failure is the barrier's to meet: its flush writes whatever this did not) */
+	if (w && w->fd >= 0)
+		(void)sync_file_range(w->fd, (off64_t)(w->base + off), (off64_t)len,
+				      SYNC_FILE_RANGE_WRITE);
 }
 
 static void writeback_close(struct ov *o)
@@ -295,32 +285,12 @@ static size_t maker_goal(struct maker *m)
 	return want < end ? want : end;
 }
 
-#define PUSHQ (sizeof(((struct maker *)0)->q) / sizeof(((struct maker *)0)->q[0]))
-
-static bool maker_queue(void *arg, uint64_t off, uint64_t len)
-{
-	struct ov *o = arg;
-	struct maker *m = &o->mk;
-	size_t tail = atomic_load(&m->tail);
-	if (tail - atomic_load(&m->head) == PUSHQ)
-		return false;
-	m->q[tail % PUSHQ].off = off;
-	m->q[tail % PUSHQ].len = len;
-	atomic_store(&m->tail, tail + 1);
-	sem_post(&m->go);
-	return true;
-}
-
 static void *make_pages(void *arg)
 {
 	struct ov *o = arg;
 	struct maker *m = &o->mk;
 	while (!sem_wait(&m->go) || errno == EINTR) {
-		size_t head, goal;
-		while (!atomic_load(&m->stop) && (head = atomic_load(&m->head)) != atomic_load(&m->tail)) {
-			push(&o->wb, m->q[head % PUSHQ].off, m->q[head % PUSHQ].len);
-			atomic_store(&m->head, head + 1);
-		}
+		size_t goal;
 		while (!atomic_load(&m->stop) && atomic_load(&o->ready) < (goal = maker_goal(m)))
 			make_step(&o->ready, atomic_load(&m->data), goal);
 		if (atomic_load(&m->stop))
@@ -334,22 +304,15 @@ static void maker_start(struct ov *o)
 	if (o->mk.started || sem_init(&o->mk.go, 0, 0))
 		return;
 	atomic_store(&o->mk.stop, false);
-	atomic_store(&o->mk.head, 0);
-	atomic_store(&o->mk.tail, 0);
 	o->mk.started = !pthread_create(&o->mk.th, NULL, make_pages, o);
-	if (!o->mk.started) {
+	if (!o->mk.started)
 		sem_destroy(&o->mk.go);
-		return;
-	}
-	o->wb.queue = maker_queue;
-	o->wb.queue_arg = o;
 }
 
 static void maker_stop(struct ov *o)
 {
 	if (!o->mk.started)
 		return;
-	o->wb.queue = NULL; /* (what it did not push, the barriers wrote) */
 	atomic_store(&o->mk.stop, true);
 	sem_post(&o->mk.go);
 	pthread_join(o->mk.th, NULL);
@@ -695,8 +658,8 @@ void imgfmt_overlay_abort(io_channel ch)
 		return;
 	struct ov *o = ov_of(ch);
 	drop_all(o);
-	maker_stop(o);
 	writeback_close(o);
+	maker_stop(o);
 	o->active = false; /* (the marker stays: the disk may be between two commits' steps) */
 }
 
@@ -719,8 +682,8 @@ errcode_t imgfmt_overlay_end(io_channel ch, struct imgfmt_overlay_stats *st)
 		o->marked = false;
 	else
 		o->failed = rc;
-	maker_stop(o);
 	writeback_close(o);
+	maker_stop(o);
 	o->active = false;
 	if (st)
 		*st = o->st;
