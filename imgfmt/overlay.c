@@ -264,7 +264,6 @@ static void populate(char *data, size_t from, size_t to)
 #endif
 }
 
-
 /* The next step, from ready up to end at most; ready moved past it unless another thread moved
  * it meanwhile. */
 static void make_step(_Atomic size_t *ready, char *data, size_t end)
