@@ -22,12 +22,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <semaphore.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -56,16 +52,7 @@ struct ov {
 	uint64_t *blk;
 	char *data;
 	size_t n, cap;
-	_Atomic size_t ready; /* bytes of data whose pages are made (prefault): a hint */
-	struct maker {      /* another thread making them ahead of the writes (make_pages) */
-		pthread_t th;
-		sem_t go;           /* posted when want grows, and to stop */
-		_Atomic(char *) data; /* data and its bytes, as the last grow left them */
-		_Atomic size_t end;
-		_Atomic size_t want;  /* the bytes to have made */
-		atomic_bool stop;
-		bool started;
-	} mk;
+	struct imgfmt_pages pg; /* data's pages, made ahead of the writes (pages.c) */
 	uint32_t *idx;
 	size_t mask;
 	uint64_t sb_blk;    /* the block holding the primary superblock, and where in it */
@@ -87,15 +74,6 @@ struct ov {
 
 /* Blocks a write takes at most. */
 enum { RUN = 256 };
-
-/* A step at a time, so that at most a step (on this thread) or MAKER_AHEAD (on the maker's)
- * more than is used is made. Made on the writes' thread the pages were still 8% of a label's
- * CPU (the kernel allocating and zeroing them): held past MAKER_FROM bytes (a label; not a
- * relabel's few blocks), another thread makes them ahead of the writes, on a core that the walk
- * leaves idle; the writes' thread makes what it finds not yet made. */
-#define PREFAULT ((size_t)1 << 20)
-#define MAKER_FROM ((size_t)4 << 20)
-#define MAKER_AHEAD ((size_t)4 << 20)
 
 static struct ov *ov_of(io_channel ch)
 {
@@ -133,8 +111,6 @@ static char *held(const struct ov *o, uint64_t blk)
 	}
 }
 
-static void maker_start(struct ov *o);
-
 static errcode_t grow(struct ov *o)
 {
 	size_t cap = o->cap ? o->cap * 2 : 256;
@@ -146,8 +122,7 @@ static errcode_t grow(struct ov *o)
 	if (!nd)
 		return ENOMEM;
 	o->data = nd;
-	atomic_store(&o->mk.data, nd);
-	atomic_store(&o->mk.end, cap * (size_t)o->bs);
+	pages_grown(&o->pg, nd, cap * (size_t)o->bs);
 	size_t mask = 1;
 	while (mask < cap * 2)
 		mask <<= 1;
@@ -164,8 +139,6 @@ static errcode_t grow(struct ov *o)
 			b = (b + 1) & o->mask;
 		o->idx[b] = (uint32_t)(i + 1);
 	}
-	if (cap * (size_t)o->bs >= MAKER_FROM)
-		maker_start(o);
 	return 0;
 }
 
@@ -190,14 +163,6 @@ static errcode_t lower_write(struct ov *o, uint64_t off, size_t len, const char 
 	if (!rc)
 		imgfmt_writeback_start(&o->wb, off, len);
 	return rc;
-}
-
-void imgfmt_writeback_start(const struct imgfmt_writeback *w, uint64_t off, uint64_t len)
-{
-	/* (a failure is the barrier's to meet: its flush writes whatever this did not) */
-	if (w && w->fd >= 0)
-		(void)sync_file_range(w->fd, (off64_t)(w->base + off), (off64_t)len,
-				      SYNC_FILE_RANGE_WRITE);
 }
 
 static void writeback_close(struct ov *o)
@@ -246,98 +211,12 @@ static void sb_mark(const struct ov *o, char *sb, bool on)
 	}
 }
 
-/* Bytes [from, to) of data (at data) made at once, where the kernel can (MADV_POPULATE_WRITE,
- * Linux 5.14): a label holds an inode table's worth (50 MiB for 200,000 inodes), each page
- * first met by a copy, and a fault for each 4 KiB page was a tenth of a label's time. Making a
- * page does not change what it holds, so this is only ever a hint: a range a grow moved away
- * meanwhile is made for nothing (or fails), never spoilt, and a page not made is made by the
- * write that meets it. */
-static void populate(char *data, size_t from, size_t to)
-{
-#ifdef MADV_POPULATE_WRITE
-	uintptr_t pg = 4096, a = ((uintptr_t)data + from + pg - 1) & ~(pg - 1);
-	uintptr_t e = ((uintptr_t)data + to) & ~(pg - 1);
-	if (e > a)
-		(void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
-#else
-	(void)data, (void)from, (void)to;
-#endif
-}
-
-/* The next step, from ready up to end at most; ready moved past it unless another thread moved
- * it meanwhile. */
-static void make_step(_Atomic size_t *ready, char *data, size_t end)
-{
-	size_t from = atomic_load(ready);
-	if (end > from + PREFAULT)
-		end = from + PREFAULT;
-	if (from >= end)
-		return;
-	populate(data, from, end);
-	atomic_compare_exchange_strong(ready, &from, end);
-}
-
-/* Where the maker is to stop: what it was asked for, within the data grown so far. */
-static size_t maker_goal(struct maker *m)
-{
-	size_t want = atomic_load(&m->want), end = atomic_load(&m->end);
-	return want < end ? want : end;
-}
-
-static void *make_pages(void *arg)
-{
-	struct ov *o = arg;
-	struct maker *m = &o->mk;
-	while (!sem_wait(&m->go) || errno == EINTR) {
-		size_t goal;
-		while (!atomic_load(&m->stop) && atomic_load(&o->ready) < (goal = maker_goal(m)))
-			make_step(&o->ready, atomic_load(&m->data), goal);
-		if (atomic_load(&m->stop))
-			break;
-	}
-	return NULL;
-}
-
-static void maker_start(struct ov *o)
-{
-	if (o->mk.started || sem_init(&o->mk.go, 0, 0))
-		return;
-	atomic_store(&o->mk.stop, false);
-	o->mk.started = !pthread_create(&o->mk.th, NULL, make_pages, o);
-	if (!o->mk.started)
-		sem_destroy(&o->mk.go);
-}
-
-static void maker_stop(struct ov *o)
-{
-	if (!o->mk.started)
-		return;
-	atomic_store(&o->mk.stop, true);
-	sem_post(&o->mk.go);
-	pthread_join(o->mk.th, NULL);
-	sem_destroy(&o->mk.go);
-	o->mk.started = false;
-}
-
-/* Asks the maker for the pages up to MAKER_AHEAD past what is used, when it has about half of
- * that left to do (never waiting for it: the writes' thread makes what it needs first). */
-static void maker_ask(struct ov *o)
-{
-	size_t used = o->n * (size_t)o->bs;
-	if (!o->mk.started || used + MAKER_AHEAD / 2 < atomic_load(&o->mk.want))
-		return;
-	atomic_store(&o->mk.want, used + MAKER_AHEAD);
-	sem_post(&o->mk.go);
-}
-
 /* A new held block blk, its contents to be filled: where they go (NULL: *rc says why). */
 static char *add(struct ov *o, uint64_t blk, errcode_t *rc)
 {
 	if (o->n == o->cap && (*rc = grow(o)))
 		return NULL;
-	maker_ask(o);
-	if ((o->n + 1) * (size_t)o->bs > atomic_load(&o->ready))
-		make_step(&o->ready, o->data, o->cap * (size_t)o->bs);
+	pages_use(&o->pg, o->data, (o->n + 1) * (size_t)o->bs, o->cap * (size_t)o->bs);
 	size_t b = slot_of(o, blk);
 	while (o->idx[b])
 		b = (b + 1) & o->mask;
@@ -658,7 +537,7 @@ void imgfmt_overlay_abort(io_channel ch)
 	struct ov *o = ov_of(ch);
 	drop_all(o);
 	writeback_close(o);
-	maker_stop(o);
+	pages_stop(&o->pg);
 	o->active = false; /* (the marker stays: the disk may be between two commits' steps) */
 }
 
@@ -682,7 +561,7 @@ errcode_t imgfmt_overlay_end(io_channel ch, struct imgfmt_overlay_stats *st)
 	else
 		o->failed = rc;
 	writeback_close(o);
-	maker_stop(o);
+	pages_stop(&o->pg);
 	o->active = false;
 	if (st)
 		*st = o->st;
@@ -726,7 +605,7 @@ static errcode_t ov_close(io_channel ch)
 		return 0;
 	struct ov *o = ov_of(ch);
 	errcode_t rc = io_channel_close(o->in);
-	maker_stop(o);
+	pages_stop(&o->pg);
 	free(o->kept);
 	if (o->wb.fd >= 0)
 		close(o->wb.fd);
