@@ -31,12 +31,31 @@
 
 static uint32_t table[8][256];
 /* LANE zero bytes' effect on a crc, a byte of it at a time: the crc is linear in its seed, so
- * lane_shift[k][b] is the XOR of the columns (one seed bit each) of b's bits, byte k. */
+ * lane_shift[k][b] is the XOR of the columns (one seed bit each) of b's bits, byte k. SLANE's
+ * the same for the short lanes of an inode (256 bytes: 3 of 80 and a tail; one lane, 32 steps
+ * one after the other, was most of a label's checksum time, an inode read and one written). */
 #define LANE 1344u /* (3 lanes: 4032 bytes, a 4 KiB block's step with room for a tail) */
-static uint32_t lane_shift[4][256];
+#define SLANE 80u
+static uint32_t lane_shift[4][256], slane_shift[4][256];
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 
 static uint32_t crc32c_soft(uint32_t crc, const unsigned char *p, size_t n);
+
+static void shift_init(uint32_t shift[4][256], size_t len)
+{
+	static const unsigned char zeros[LANE];
+	uint32_t col[32];
+	for (int b = 0; b < 32; b++)
+		col[b] = crc32c_soft(1u << b, zeros, len);
+	for (int k = 0; k < 4; k++)
+		for (unsigned v = 0; v < 256; v++) {
+			uint32_t x = 0;
+			for (int b = 0; b < 8; b++)
+				if (v >> b & 1)
+					x ^= col[8 * k + b];
+			shift[k][v] = x;
+		}
+}
 
 static void table_init(void)
 {
@@ -49,18 +68,8 @@ static void table_init(void)
 	for (unsigned i = 0; i < 256; i++)
 		for (int t = 1; t < 8; t++)
 			table[t][i] = (table[t - 1][i] >> 8) ^ table[0][table[t - 1][i] & 0xff];
-	static const unsigned char zeros[LANE];
-	uint32_t col[32];
-	for (int b = 0; b < 32; b++)
-		col[b] = crc32c_soft(1u << b, zeros, LANE);
-	for (int k = 0; k < 4; k++)
-		for (unsigned v = 0; v < 256; v++) {
-			uint32_t x = 0;
-			for (int b = 0; b < 8; b++)
-				if (v >> b & 1)
-					x ^= col[8 * k + b];
-			lane_shift[k][v] = x;
-		}
+	shift_init(lane_shift, LANE);
+	shift_init(slane_shift, SLANE);
 }
 
 /* Eight bytes a step (little-endian loads: the targets we build for are all little-endian). */
@@ -109,10 +118,27 @@ static int have_insn(void)
 /* The instruction takes a few cycles to give its result but can start one each cycle: three
  * lanes of LANE bytes each (a 4 KiB directory or journal block is one such step and a tail), each
  * lane's crc then moved past the lanes after it (lane_shift) and the three combined. */
-static uint32_t lane_move(uint32_t c)
+static uint32_t lane_move(const uint32_t shift[4][256], uint32_t c)
 {
-	return lane_shift[0][c & 0xff] ^ lane_shift[1][(c >> 8) & 0xff] ^
-	       lane_shift[2][(c >> 16) & 0xff] ^ lane_shift[3][c >> 24];
+	return shift[0][c & 0xff] ^ shift[1][(c >> 8) & 0xff] ^ shift[2][(c >> 16) & 0xff] ^
+	       shift[3][c >> 24];
+}
+
+/* 3 * lane bytes at p, after crc. */
+INSN_TARGET static inline uint32_t three_lanes(uint32_t crc, const unsigned char *p, size_t lane,
+					       const uint32_t shift[4][256])
+{
+	uint32_t c0 = crc, c1 = 0, c2 = 0;
+	for (size_t i = 0; i < lane; i += 8) {
+		uint64_t a, b, c;
+		memcpy(&a, p + i, 8);
+		memcpy(&b, p + lane + i, 8);
+		memcpy(&c, p + 2 * lane + i, 8);
+		c0 = STEP64(c0, a);
+		c1 = STEP64(c1, b);
+		c2 = STEP64(c2, c);
+	}
+	return lane_move(shift, lane_move(shift, c0) ^ c1) ^ c2;
 }
 
 INSN_TARGET static uint32_t crc32c_insn(uint32_t crc, const unsigned char *p, size_t n)
@@ -121,19 +147,10 @@ INSN_TARGET static uint32_t crc32c_insn(uint32_t crc, const unsigned char *p, si
 		crc = STEP8(crc, *p++);
 		n--;
 	}
-	for (; n >= 3 * LANE; p += 3 * LANE, n -= 3 * LANE) {
-		uint32_t c0 = crc, c1 = 0, c2 = 0;
-		for (size_t i = 0; i < LANE; i += 8) {
-			uint64_t a, b, c;
-			memcpy(&a, p + i, 8);
-			memcpy(&b, p + LANE + i, 8);
-			memcpy(&c, p + 2 * LANE + i, 8);
-			c0 = STEP64(c0, a);
-			c1 = STEP64(c1, b);
-			c2 = STEP64(c2, c);
-		}
-		crc = lane_move(lane_move(c0) ^ c1) ^ c2;
-	}
+	for (; n >= 3 * LANE; p += 3 * LANE, n -= 3 * LANE)
+		crc = three_lanes(crc, p, LANE, lane_shift);
+	for (; n >= 3 * SLANE; p += 3 * SLANE, n -= 3 * SLANE)
+		crc = three_lanes(crc, p, SLANE, slane_shift);
 	for (; n >= 8; p += 8, n -= 8) {
 		uint64_t v;
 		memcpy(&v, p, 8);

@@ -99,6 +99,11 @@ extern io_manager imgfmt_reuse_manager;
 void imgfmt_set_reuse(io_channel ch);
 /* The channel below the overlay (ch itself when it is not one). */
 io_channel imgfmt_overlay_lower(io_channel ch);
+/* Reads as io_channel_read_blk64 does; through an active overlay it also keeps (until the next
+ * such read) what the disk has there, so that a write to part of one of those blocks soon after
+ * merges into that instead of reading the block again: the walk reads a chunk of an inode
+ * table, then writes the label of each inode in it, the first write to each block a read. */
+errcode_t imgfmt_read_kept(io_channel ch, unsigned long long block, int count, void *data);
 struct imgfmt_journal;
 enum { IMGFMT_OV_JOURNAL = 1, IMGFMT_OV_ORDERED };
 /* The order of the writes without a journal: contents (attribute blocks, quota files), then
@@ -112,6 +117,12 @@ struct imgfmt_overlay_params {
 	int (*order)(void *arg, uint64_t blk); /* ordered: which IMGFMT_ORDER_* blk is */
 	void *order_arg;
 	int64_t now;                     /* commit times */
+	/* with sync: a descriptor of the file the channel writes (the image, opened in any mode;
+	 * duplicated, the caller keeps its own), whose writes the overlay pushes to the disk as it
+	 * makes them, so that each barrier waits for less; -1: none. writeback_base: where the
+	 * channel's byte 0 lies in that file. */
+	int writeback_fd;
+	uint64_t writeback_base;
 };
 struct imgfmt_overlay_stats {
 	unsigned long commits, transactions, blocks, barriers, home_writes;

@@ -11,6 +11,7 @@
 #define IMGFMT_INTERNAL_H
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -150,6 +151,43 @@ errcode_t ic_set_option(io_channel ch, const char *option, const char *arg);
 	.read_blk = ic_read, .write_blk = ic_write, .flush = ic_flush,                           \
 	.write_byte = ic_write_byte, .set_option = ic_set_option, .read_blk64 = ic_read64,       \
 	.write_blk64 = ic_write64
+
+/* pages.c: the pages of the buffer the overlay holds its blocks in, made ahead of the writes
+ * (on another thread once it is large). Zeroed to begin; data and ready: only hints. */
+struct imgfmt_pages {
+	pthread_t th;
+	sem_t go;               /* posted when want grows, and to stop */
+	_Atomic(char *) data;   /* the buffer and its bytes, as the last grow left them */
+	_Atomic size_t end;
+	_Atomic size_t want;    /* the bytes the thread is to have made */
+	_Atomic size_t ready;   /* the bytes made */
+	atomic_bool stop;
+	bool started;
+};
+/* After the buffer (re)allocated as data, bytes long. */
+void pages_grown(struct imgfmt_pages *p, char *data, size_t bytes);
+/* used bytes of data (of bytes) are about to be written: made now if they are not yet. */
+void pages_use(struct imgfmt_pages *p, char *data, size_t used, size_t bytes);
+/* The thread ended (before the buffer is freed). */
+void pages_stop(struct imgfmt_pages *p);
+
+/* tracked.c: how many writes (and discards, zeroings) any tracked channel was asked for: what
+ * was read through one is still what it holds while this has not moved. */
+unsigned long imgfmt_writes_below(void);
+
+/* overlay.c: the file below a channel written in place, whose writes are pushed to the disk
+ * as they are made (sync_file_range, which starts the write-back and does not wait for it), so
+ * that the barrier after a step waits for little: a label's commit writes 50 MB twice, and
+ * each flush waited 25-50 ms for what it had left to the end. A hint: what is written, in what
+ * order, and where the barriers fall are the same without it. fd -1: none; base: where the
+ * channel's byte 0 lies in the file (a partition's offset). */
+struct imgfmt_writeback {
+	int fd;
+	uint64_t base;
+};
+void imgfmt_writeback_start(const struct imgfmt_writeback *w, uint64_t off, uint64_t len);
+/* journal.c: the log's writes pushed so too (NULL: not). */
+void imgfmt_journal_set_writeback(struct imgfmt_journal *j, const struct imgfmt_writeback *w);
 
 /* crc32c.c: imgfmt_crc32c's implementations, for tests/crcunit.c: the CPU's instruction
  * (NULL where it has none) and the table in software. */

@@ -57,6 +57,7 @@ struct imgfmt_journal {
 	uint32_t seed;      /* v2, v3: crc32c of the UUID */
 	unsigned tagbytes;
 	bool csum, csum3, is64, v1;
+	const struct imgfmt_writeback *wb; /* the overlay's, while it writes through us */
 };
 
 static uint32_t get32(const char *p)
@@ -203,6 +204,11 @@ fail:
 	return rc;
 }
 
+void imgfmt_journal_set_writeback(struct imgfmt_journal *j, const struct imgfmt_writeback *w)
+{
+	j->wb = w;
+}
+
 bool imgfmt_journal_empty(const struct imgfmt_journal *j)
 {
 	return !j->start;
@@ -284,9 +290,10 @@ struct logw {
 
 static errcode_t logw_flush(struct logw *w)
 {
+	struct imgfmt_journal *j = w->j;
 	errcode_t rc = 0;
-	if (w->n)
-		rc = io_channel_write_blk64(w->j->ch, w->j->map[w->first], (int)w->n, w->buf);
+	if (w->n && !(rc = io_channel_write_blk64(j->ch, j->map[w->first], (int)w->n, w->buf)))
+		imgfmt_writeback_start(j->wb, j->map[w->first] * j->bs, w->n * (uint64_t)j->bs);
 	w->n = 0;
 	return rc;
 }

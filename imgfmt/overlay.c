@@ -21,9 +21,10 @@
  * A block written with the contents it has on disk is not held. Nothing here prints.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -51,7 +52,7 @@ struct ov {
 	uint64_t *blk;
 	char *data;
 	size_t n, cap;
-	size_t ready;       /* bytes of data whose pages are made (prefault) */
+	struct imgfmt_pages pg; /* data's pages, made ahead of the writes (pages.c) */
 	uint32_t *idx;
 	size_t mask;
 	uint64_t sb_blk;    /* the block holding the primary superblock, and where in it */
@@ -61,6 +62,13 @@ struct ov {
 	errcode_t failed;   /* a commit failed: nothing more is written */
 	char *tmp, *tmp2;
 	char *run;          /* RUN blocks: a commit's writes gathered, the log's and the homes' */
+	struct imgfmt_writeback wb; /* (its fd our own duplicate) */
+	/* imgfmt_read_kept: bytes [kept_off, kept_off + kept_len) as the channel below had them
+	 * when imgfmt_writes_below() said kept_gen */
+	char *kept;
+	size_t kept_cap, kept_len;
+	uint64_t kept_off;
+	unsigned long kept_gen;
 	struct imgfmt_overlay_stats st;
 };
 
@@ -114,6 +122,7 @@ static errcode_t grow(struct ov *o)
 	if (!nd)
 		return ENOMEM;
 	o->data = nd;
+	pages_grown(&o->pg, nd, cap * (size_t)o->bs);
 	size_t mask = 1;
 	while (mask < cap * 2)
 		mask <<= 1;
@@ -150,7 +159,30 @@ static errcode_t lower_read(struct ov *o, uint64_t off, size_t len, char *buf)
 static errcode_t lower_write(struct ov *o, uint64_t off, size_t len, const char *buf)
 {
 	unsigned ibs = (unsigned)o->in->block_size;
-	return io_channel_write_blk64(o->in, off / ibs, -(int)len, buf);
+	errcode_t rc = io_channel_write_blk64(o->in, off / ibs, -(int)len, buf);
+	if (!rc)
+		imgfmt_writeback_start(&o->wb, off, len);
+	return rc;
+}
+
+static void writeback_close(struct ov *o)
+{
+	if (o->wb.fd >= 0)
+		close(o->wb.fd);
+	o->wb.fd = -1;
+	if (o->j)
+		imgfmt_journal_set_writeback(o->j, NULL);
+}
+
+/* Block blk as the channel below has it: where imgfmt_read_kept kept it, while nothing has
+ * been written below since, else read into buf. NULL: *rc says why. */
+static const char *lower_block(struct ov *o, uint64_t blk, char *buf, errcode_t *rc)
+{
+	uint64_t off = blk * o->bs;
+	if (o->kept_len && off >= o->kept_off && off - o->kept_off + o->bs <= o->kept_len &&
+	    o->kept_gen == imgfmt_writes_below())
+		return o->kept + (off - o->kept_off);
+	return (*rc = lower_read(o, off, o->bs, buf)) ? NULL : buf;
 }
 
 /* The marker the superblock carries while writes are under way, set or taken off, and its
@@ -179,32 +211,12 @@ static void sb_mark(const struct ov *o, char *sb, bool on)
 	}
 }
 
-/* The next PREFAULT bytes of data (at most to cap) made at once, where the kernel can
- * (MADV_POPULATE_WRITE, Linux 5.14): a label holds an inode table's worth (50 MiB for 200,000
- * inodes), each page first met by a copy, and a fault for each 4 KiB page was a tenth of a
- * label's time. A step at a time, so that at most a step more than is used is made. */
-#define PREFAULT ((size_t)1 << 20)
-static void prefault(struct ov *o)
-{
-	size_t end = o->cap * (size_t)o->bs;
-	if (end > o->ready + PREFAULT)
-		end = o->ready + PREFAULT;
-#ifdef MADV_POPULATE_WRITE
-	uintptr_t pg = 4096, a = ((uintptr_t)o->data + o->ready + pg - 1) & ~(pg - 1);
-	uintptr_t e = ((uintptr_t)o->data + end) & ~(pg - 1);
-	if (e > a)
-		(void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
-#endif
-	o->ready = end;
-}
-
 /* A new held block blk, its contents to be filled: where they go (NULL: *rc says why). */
 static char *add(struct ov *o, uint64_t blk, errcode_t *rc)
 {
 	if (o->n == o->cap && (*rc = grow(o)))
 		return NULL;
-	if ((o->n + 1) * (size_t)o->bs > o->ready)
-		prefault(o);
+	pages_use(&o->pg, o->data, (o->n + 1) * (size_t)o->bs, o->cap * (size_t)o->bs);
 	size_t b = slot_of(o, blk);
 	while (o->idx[b])
 		b = (b + 1) & o->mask;
@@ -231,9 +243,10 @@ static errcode_t hold(struct ov *o, uint64_t blk, const char *data)
 			memcpy(h, src, o->bs);
 		return 0;
 	}
-	if ((rc = lower_read(o, blk * o->bs, o->bs, o->tmp)))
+	const char *disk = lower_block(o, blk, o->tmp, &rc);
+	if (!disk)
 		return rc;
-	if (!memcmp(o->tmp, src, o->bs))
+	if (!memcmp(disk, src, o->bs))
 		return 0;
 	if (!(h = add(o, blk, &rc)))
 		return rc;
@@ -245,14 +258,15 @@ static errcode_t hold(struct ov *o, uint64_t blk, const char *data)
  * label in an inode, the first in its block). */
 static errcode_t hold_part(struct ov *o, uint64_t blk, size_t from, size_t n, const char *data)
 {
-	errcode_t rc = lower_read(o, blk * o->bs, o->bs, o->tmp2);
+	errcode_t rc = 0;
+	const char *disk = lower_block(o, blk, o->tmp2, &rc);
 	char *h;
 
-	if (rc || !memcmp(o->tmp2 + from, data, n))
+	if (!disk || !memcmp(disk + from, data, n))
 		return rc;
 	if (!(h = add(o, blk, &rc)))
 		return rc;
-	memcpy(h, o->tmp2, o->bs);
+	memcpy(h, disk, o->bs);
 	memcpy(h + from, data, n);
 	return 0;
 }
@@ -470,6 +484,13 @@ errcode_t imgfmt_overlay_begin(io_channel ch, const struct imgfmt_overlay_params
 		return ENOMEM;
 	if (o->mode == IMGFMT_OV_JOURNAL && !o->j)
 		return EXT2_ET_INVALID_ARGUMENT;
+	writeback_close(o);
+	o->wb.base = p->writeback_base;
+	/* (without sync nothing waits for the disk: the kernel writes back when it likes) */
+	if (o->sync && p->writeback_fd >= 0)
+		o->wb.fd = fcntl(p->writeback_fd, F_DUPFD_CLOEXEC, 3);
+	if (o->j)
+		imgfmt_journal_set_writeback(o->j, &o->wb);
 	/* this layer is the write cache now: what goes below goes there in the order given */
 	if (o->in->manager->set_option)
 		(void)o->in->manager->set_option(o->in, "cache", "off");
@@ -515,6 +536,8 @@ void imgfmt_overlay_abort(io_channel ch)
 		return;
 	struct ov *o = ov_of(ch);
 	drop_all(o);
+	writeback_close(o);
+	pages_stop(&o->pg);
 	o->active = false; /* (the marker stays: the disk may be between two commits' steps) */
 }
 
@@ -537,6 +560,8 @@ errcode_t imgfmt_overlay_end(io_channel ch, struct imgfmt_overlay_stats *st)
 		o->marked = false;
 	else
 		o->failed = rc;
+	writeback_close(o);
+	pages_stop(&o->pg);
 	o->active = false;
 	if (st)
 		*st = o->st;
@@ -556,6 +581,7 @@ static errcode_t ov_open(const char *name, int flags, io_channel *channel)
 	if ((rc = overlay_inner->open(name, flags, &in)))
 		goto fail;
 	o->in = in;
+	o->wb.fd = -1;
 	ch->magic = EXT2_ET_MAGIC_IO_CHANNEL;
 	ch->manager = imgfmt_overlay_manager;
 	ch->block_size = in->block_size;
@@ -579,6 +605,10 @@ static errcode_t ov_close(io_channel ch)
 		return 0;
 	struct ov *o = ov_of(ch);
 	errcode_t rc = io_channel_close(o->in);
+	pages_stop(&o->pg);
+	free(o->kept);
+	if (o->wb.fd >= 0)
+		close(o->wb.fd);
 	free(o->blk);
 	free(o->data);
 	free(o->idx);
@@ -604,12 +634,12 @@ static size_t span(io_channel ch, int count)
 	return count < 0 ? (size_t)-count : (size_t)count * (size_t)ch->block_size;
 }
 
-static errcode_t ov_read64(io_channel ch, unsigned long long block, int count, void *data)
+/* What is held of the blocks read into data (as the channel below had them) put over it. */
+static void merge_held(struct ov *o, io_channel ch, unsigned long long block, int count,
+		       void *data)
 {
-	struct ov *o = ov_of(ch);
-	errcode_t rc = io_channel_read_blk64(o->in, block, count, data);
-	if (rc || !o->active || !o->n)
-		return rc;
+	if (!o->active || !o->n)
+		return;
 	uint64_t off = block * (uint64_t)ch->block_size;
 	size_t len = span(ch, count);
 	for (uint64_t b = off / o->bs; b * o->bs < off + len; b++) {
@@ -620,6 +650,44 @@ static errcode_t ov_read64(io_channel ch, unsigned long long block, int count, v
 		uint64_t e = (b + 1) * o->bs < off + len ? (b + 1) * o->bs : off + len;
 		memcpy((char *)data + (s - off), h + (s - b * o->bs), (size_t)(e - s));
 	}
+}
+
+static errcode_t ov_read64(io_channel ch, unsigned long long block, int count, void *data)
+{
+	struct ov *o = ov_of(ch);
+	errcode_t rc = io_channel_read_blk64(o->in, block, count, data);
+	if (!rc)
+		merge_held(o, ch, block, count, data);
+	return rc;
+}
+
+/* (a copy of a chunk just read, in the core's cache: a tenth of what reading each block again
+ * cost, a syscall and a copy out of the page cache each) */
+errcode_t imgfmt_read_kept(io_channel ch, unsigned long long block, int count, void *data)
+{
+	if (ch->manager != imgfmt_overlay_manager || !ov_of(ch)->active)
+		return io_channel_read_blk64(ch, block, count, data);
+	struct ov *o = ov_of(ch);
+	size_t len = span(ch, count);
+	unsigned long gen = imgfmt_writes_below();
+	errcode_t rc = io_channel_read_blk64(o->in, block, count, data);
+	o->kept_len = 0;
+	if (rc)
+		return rc;
+	if (len > o->kept_cap) {
+		char *k = realloc(o->kept, len);
+		if (k) {
+			o->kept = k;
+			o->kept_cap = len;
+		}
+	}
+	if (len <= o->kept_cap) {
+		memcpy(o->kept, data, len);
+		o->kept_off = block * (uint64_t)ch->block_size;
+		o->kept_len = len;
+		o->kept_gen = gen;
+	}
+	merge_held(o, ch, block, count, data);
 	return 0;
 }
 

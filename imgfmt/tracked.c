@@ -31,6 +31,8 @@ static _Thread_local bool fault_held; /* imgfmt_fault_hold: I/O that is not the 
 
 static _Thread_local bool reading_ahead; /* imgfmt_read_ahead */
 
+static _Atomic unsigned long writes_below; /* imgfmt_writes_below */
+
 static char io_error[512];
 static _Atomic int io_failed;
 
@@ -117,6 +119,11 @@ int imgfmt_fault(enum imgfmt_io kind)
 		return 0;
 	say("FCLABEL_FAULT: failing %s #%lu", kind_names[kind], n);
 	return EIO;
+}
+
+unsigned long imgfmt_writes_below(void)
+{
+	return atomic_load(&writes_below);
 }
 
 bool imgfmt_written(void)
@@ -261,6 +268,7 @@ static errcode_t tr_read64(io_channel ch, unsigned long long block, int count, v
 
 static errcode_t tr_write64(io_channel ch, unsigned long long block, int count, const void *data)
 {
+	atomic_fetch_add(&writes_below, 1);
 	errcode_t rc = first_write(ch);
 	if (rc)
 		return rc;
@@ -285,6 +293,7 @@ static errcode_t tr_write(io_channel ch, unsigned long block, int count, const v
 static errcode_t tr_write_byte(io_channel ch, unsigned long offset, int count, const void *data)
 {
 	io_channel in = inner_of(ch);
+	atomic_fetch_add(&writes_below, 1);
 	errcode_t rc = first_write(ch);
 	if (rc)
 		return rc;
@@ -317,6 +326,7 @@ static errcode_t tr_set_option(io_channel ch, const char *option, const char *ar
 static errcode_t tr_discard(io_channel ch, unsigned long long block, unsigned long long count)
 {
 	io_channel in = inner_of(ch);
+	atomic_fetch_add(&writes_below, 1);
 	return in->manager->discard ? in->manager->discard(in, block, count)
 				    : EXT2_ET_UNIMPLEMENTED;
 }
@@ -332,6 +342,7 @@ static errcode_t tr_cache_readahead(io_channel ch, unsigned long long block,
 static errcode_t tr_zeroout(io_channel ch, unsigned long long block, unsigned long long count)
 {
 	io_channel in = inner_of(ch);
+	atomic_fetch_add(&writes_below, 1);
 	errcode_t rc = first_write(ch);
 	if (rc)
 		return rc;

@@ -241,7 +241,8 @@ int img_begin_writes(struct image *img, bool sync, const char *cmd, bool verbose
 	ext2_filsys fs = img->fs;
 	struct imgfmt_overlay_params p = { .blocksize = fs->blocksize, .sync = sync,
 					   .now = (int64_t)fs->now, .order = write_order,
-					   .order_arg = img };
+					   .order_arg = img, .writeback_fd = img->lockfd,
+					   .writeback_base = img->part.set ? img->part.offset : 0 };
 	char why[512];
 
 	if (!imgfmt_overlay_active(fs->io) && fs->io->manager != imgfmt_overlay_manager)

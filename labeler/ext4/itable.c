@@ -235,7 +235,7 @@ bool itable_window_read(struct itable_window *w, ext2_ino_t ino, struct ext2_ino
 			return false;
 		size_t n = end - first < w->chunk ? end - first : w->chunk;
 		w->n = 0;
-		if (io_channel_read_blk64(fs->io, table + first, (int)n, w->buf))
+		if (imgfmt_read_kept(fs->io, table + first, (int)n, w->buf))
 			return false;
 		w->at = table + first;
 		w->n = n;
