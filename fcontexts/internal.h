@@ -232,7 +232,10 @@ int fc_parse_file(struct fc_set *set, const char *path, bool optional, struct fc
  * made one, one trailing '/' dropped (not from "/"), then the substitutions, local then dist.
  * a and b are scratch of len + fc_key_room(set) bytes each; returns the key (path itself when
  * nothing changes it, else in a or b; NUL-terminated), its length in *keylen. */
-size_t fc_key_room(const struct fc_set *set);
+static inline size_t fc_key_room(const struct fc_set *set)
+{
+	return set->subs.maxdst + set->dist.maxdst + 2;
+}
 /* Fills l->maxdst and l->first once every line is read. */
 void fc_index_subs(struct sublist *l);
 

@@ -99,11 +99,6 @@ static bool apply_subs(const struct sublist *l, const char *key, size_t len, cha
 	return false;
 }
 
-size_t fc_key_room(const struct fc_set *set)
-{
-	return set->subs.maxdst + set->dist.maxdst + 2;
-}
-
 /* Whether p[0..n) may hold "//": eight bytes a step; a false yes ("/." can look like one)
  * only costs the slow path. */
 static bool maybe_double_slash(const char *p, size_t n)

@@ -15,10 +15,13 @@
  * root is at or below the other's; the mount the walk starts in shows its root joined with the
  * part of the walk's path below its mount point.
  */
+#include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -123,9 +126,30 @@ static char *shown_at(const struct mnt *c, const char *root)
 	return s;
 }
 
+/* root's absolute path, as the kernel names the directory (not realpath(3): that reads every
+ * directory above it, and a walk reads nothing outside its tree but /proc). */
+static char *real_path(const char *root)
+{
+	int fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char proc[64], *buf = NULL;
+	ssize_t n = -1;
+	if (fd < 0)
+		return NULL;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if ((buf = malloc(PATH_MAX)))
+		n = readlink(proc, buf, PATH_MAX - 1);
+	close(fd);
+	if (n <= 0 || buf[0] != '/') {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = 0;
+	return buf;
+}
+
 bool tree_mounted_twice(const char *root, bool cross, char **first, char **second)
 {
-	char *real = realpath(root, NULL), *top = NULL;
+	char *real = real_path(root), *top = NULL;
 	struct mnt *m = NULL;
 	size_t n = 0;
 	bool twice = false;
