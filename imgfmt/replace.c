@@ -184,19 +184,16 @@ static void ic_free(struct imgcopy *s)
 static errcode_t make_overlay(struct imgcopy *s)
 {
 	char *d = strdup(s->out), *t = NULL;
-	errcode_t rc;
-	if (!d || asprintf(&t, "%s/.fclabel-overlay-XXXXXX", dirname(d)) < 0) {
+	const char *dir = d ? dirname(d) : NULL;
+	errcode_t rc = 0;
+	if (!dir || asprintf(&t, "%s/.fclabel-overlay-XXXXXX", dir) < 0) {
 		free(d);
 		return ENOMEM;
 	}
 	s->ofd = -1;
 #ifdef O_TMPFILE
-	char *dir = strdup(t);
-	if (dir)
-		s->ofd = open(dirname(dir), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	free(dir);
+	s->ofd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 #endif
-	rc = 0;
 	if (s->ofd < 0) {
 		s->ofd = mkstemp(t);
 		rc = errno;
