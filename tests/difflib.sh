@@ -150,6 +150,29 @@ sanity() {
 	rm -f "$_s_ref.mutated"
 }
 
+# one_policy DIR QUERIES NAME [CHECK]: one generated policy (DIR/fcarg; DIR/baseonly: compared
+#   with --base-only / oracle -b) looked up on QUERIES by the oracle and by fclabel, compared under
+#   NAME. CHECK, a command, is run with DIR once the oracle has answered (DIR/oracle.out). The
+#   first policy that labels anything becomes the sanity reference ($sane, DIR/sanity.ref).
+#   Returns 0 when this policy labels anything, 1 when it labels nothing.
+one_policy() {
+	_o_d=$1 _o_q=$2 _o_fc=$(cat "$1/fcarg") _o_labels=1
+	if [ -e "$_o_d/baseonly" ]; then _o_oo=-b _o_fo=--base-only; else _o_oo="" _o_fo=""; fi
+	oracle "$_o_oo" "$_o_fc" "$_o_q" "$_o_d/oracle.out"
+	[ -z "${4:-}" ] || $4 "$_o_d"
+	if grep -qv '^<<' "$_o_d/oracle.out"; then
+		_o_labels=0
+		[ -n "$sane" ] || { sane=$_o_d; cp "$_o_d/oracle.out" "$_o_d/sanity.ref"; }
+	fi
+	_o_ok=0
+	ours "$_o_fo" "$_o_fc" "$_o_q" "$_o_d/ours.out" || _o_ok=1
+	if compare "$3${_o_fo:+ $_o_fo}" "$_o_fc" "$_o_q" "$_o_d/ours.out" "$_o_d/oracle.out" "$_o_ok"
+	then
+		rm -f "$_o_d/ours.out" "$_o_d/oracle.out"
+	fi
+	return $_o_labels
+}
+
 # finish NAME SECONDS: the closing verdict.
 finish() {
 	if [ "$DIFF_FAILED" -ne 0 ]; then
