@@ -520,7 +520,8 @@ size_t fc_prefix_alts(const char *re, char *out, size_t *lens, size_t max)
 
 	if (max > 16)
 		max = 16;
-	if (n >= sizeof(head))
+	/* (two alternatives need a '|': most regexes have none, found without the walk below) */
+	if (n >= sizeof(head) || !memchr(re, '|', n))
 		return 0;
 	/* the literal run before the group */
 	while (plain_lit(re, i, &c, &adv)) {
