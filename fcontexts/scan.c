@@ -434,6 +434,13 @@ bool fc_regex_surely_compiles(const char *re)
 		unsigned char c = (unsigned char)re[i];
 		if (c < 0x20 || c > 0x7e)
 			return false;
+		if (!unplain[c]) {
+			/* plain text, most of a regex: each an item that may repeat, taken at once */
+			while (re[i] >= 0x20 && re[i] <= 0x7e && !unplain[(unsigned char)re[i]])
+				i++;
+			repeatable = true;
+			continue;
+		}
 		switch (c) {
 		case '\\': {
 			unsigned char x = (unsigned char)re[i + 1];
