@@ -608,6 +608,15 @@ bool fc_literal_span(const char *re, size_t n, char *out, size_t *outlen)
 	char c;
 
 	while (i < n) {
+		unsigned char x = (unsigned char)re[i];
+		if (x >= 0x20 && x <= 0x7e && !unplain[x]) {
+			/* plain_lit's plain byte, without the call */
+			if (is_quant(re[i + 1]))
+				return false;
+			out[o++] = (char)x;
+			i++;
+			continue;
+		}
 		if (!plain_lit(re, i, &c, &adv) || i + adv > n || is_quant(re[i + adv]))
 			return false;
 		out[o++] = c;
