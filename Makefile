@@ -40,13 +40,14 @@ STATIC_WANT    := ext2fs com_err blkid pcre2-8 nettle sepol lz4 lzma zstd z
 static_found    = $(filter /%,$(shell $(CC) -print-file-name=lib$(1).a))
 static_have     = $(foreach l,$(STATIC_WANT),$(if $(call static_found,$(l)),$(l)))
 static_missing  = $(filter-out $(static_have),$(STATIC_WANT))
+ARCHIVES_LINK   = -Wl,-Bstatic $(static_have:%=-l%) -Wl,-Bdynamic $(static_missing:%=-l%) -lpthread
 # fclabel links those archives it finds, the rest and libc as shared libraries: ld.so mapping
 # and relocating eleven libraries was ~0.9 ms of every run's start (--version 1.9 -> 1.0 ms),
 # which a relabel of a few files (~20 ms) pays as a full label does. SHARED_LIBS=1: all shared.
 ifeq ($(SHARED_LIBS),1)
 FCLABEL_LIBS = $(FC_LIBS) $(E2_LIBS) $(SEPOL_LIBS) $(EROFS_LIBS) -lpthread
 else
-FCLABEL_LIBS = -Wl,-Bstatic $(static_have:%=-l%) -Wl,-Bdynamic $(static_missing:%=-l%) -lpthread
+FCLABEL_LIBS = $(ARCHIVES_LINK)
 endif
 
 FC_SRCS  := $(wildcard fcontexts/*.c)

@@ -69,10 +69,9 @@ STATIC_CFLAGS  ?= -O2
 STATIC_LDFLAGS ?=
 STATIC_OBJS    := $(addprefix $(STATIC_DIR)/,$(FC_SRCS:.c=.o) $(IF_SRCS:.c=.o) $(AN_SRCS:.c=.o) \
 	$(LB_SRCS:.c=.o))
-# (STATIC_WANT, static_found, static_have, static_missing: the Makefile's)
+# (STATIC_WANT, static_found, static_have, static_missing, ARCHIVES_LINK: the Makefile's)
 static_full     = $(if $(static_missing),,$(call static_found,c))
-STATIC_LINK     = $(if $(static_full),-static $(STATIC_WANT:%=-l%),\
-	-Wl,-Bstatic $(static_have:%=-l%) -Wl,-Bdynamic $(static_missing:%=-l%)) -lpthread
+STATIC_LINK     = $(if $(static_full),-static $(STATIC_WANT:%=-l%) -lpthread,$(ARCHIVES_LINK))
 STATIC_NAMES    = $(strip $(static_have:%=lib%) $(if $(static_full),libc))
 SHARED_NAMES    = $(strip $(static_missing:%=lib%) $(if $(static_full),,libc))
 
