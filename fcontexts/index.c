@@ -689,25 +689,62 @@ const struct chunkset *fc_chunkset(const struct fc_set *cset, const struct tier 
 	return cs;
 }
 
+/* The sort of the literals looks at their first 16 bytes as two big-endian numbers (zeros past
+ * the end: a literal holds no NUL, so a shorter one sorts first, as memcmp and then the length
+ * order them), which settles most pairs without a call to memcmp, and it moves 4-byte indices
+ * (glibc's merge sort copies those word by word). Sorted with memcmp alone the list was 0.3 ms
+ * of a relabel's walk, at its first directory. */
+struct litsort {
+	const struct fc_set *set;
+	const uint64_t (*k)[2]; /* a literal spec i's numbers at k[i] */
+};
+
+static uint64_t be_word(const char *p, size_t n)
+{
+	uint64_t w = 0;
+
+	memcpy(&w, p, n < 8 ? n : 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	w = __builtin_bswap64(w);
+#endif
+	return w;
+}
+
 static int by_literal(const void *a, const void *b, void *arg)
 {
-	const struct fc_set *set = arg;
-	const struct spec *x = &set->specs[*(const unsigned *)a];
-	const struct spec *y = &set->specs[*(const unsigned *)b];
-	int c = memcmp(x->lit, y->lit, x->litlen < y->litlen ? x->litlen : y->litlen);
+	const struct litsort *ls = arg;
+	unsigned i = *(const unsigned *)a, j = *(const unsigned *)b;
+
+	for (int w = 0; w < 2; w++)
+		if (ls->k[i][w] != ls->k[j][w])
+			return ls->k[i][w] < ls->k[j][w] ? -1 : 1;
+	const struct spec *x = &ls->set->specs[i], *y = &ls->set->specs[j];
+	size_t n = x->litlen < y->litlen ? x->litlen : y->litlen;
+	int c = n > 16 ? memcmp(x->lit + 16, y->lit + 16, n - 16) : 0;
 	return c ? c : x->litlen < y->litlen ? -1 : x->litlen > y->litlen;
 }
 
 static unsigned *literal_sort(struct fc_set *set)
 {
+	uint64_t (*k)[2] = malloc((set->nspecs + 1) * sizeof(*k));
 	unsigned *v = malloc((set->nspecs + 1) * sizeof(*v)), n = 0;
+	struct litsort ls = { set, (const uint64_t (*)[2])k };
 
-	if (!v)
+	if (!k || !v) {
+		free(k);
+		free(v);
 		return NULL;
-	for (size_t i = 0; i < set->nspecs; i++)
-		if (set->specs[i].kind == SK_LITERAL && !set->specs[i].dead)
-			v[n++] = (unsigned)i;
-	qsort_r(v, n, sizeof(*v), by_literal, set);
+	}
+	for (size_t i = 0; i < set->nspecs; i++) {
+		const struct spec *s = &set->specs[i];
+		if (s->kind != SK_LITERAL || s->dead)
+			continue;
+		k[i][0] = be_word(s->lit, s->litlen);
+		k[i][1] = s->litlen > 8 ? be_word(s->lit + 8, s->litlen - 8) : 0;
+		v[n++] = (unsigned)i;
+	}
+	qsort_r(v, n, sizeof(*v), by_literal, &ls);
+	free(k);
 	set->nlitsort = n;
 	return v;
 }

@@ -128,6 +128,12 @@ static void run_add(struct runs *r, char c)
 		r->cur[r->cur_len++] = c;
 }
 
+/* Bytes that are not plain text to the scan: syntax, the escape, the end. */
+static const unsigned char unplain[256] = {
+	[0] = 1, ['\\'] = 1, ['['] = 1, [']'] = 1, ['('] = 1, [')'] = 1, ['{'] = 1, ['}'] = 1,
+	['|'] = 1, ['.'] = 1, ['^'] = 1, ['$'] = 1, ['?'] = 1, ['*'] = 1, ['+'] = 1,
+};
+
 /* A scan in progress over one regex. */
 struct scanner {
 	const char *re;
@@ -268,16 +274,54 @@ static void step(struct scanner *s)
 	s->i++;
 }
 
+/* Plain characters each followed by another (so by no quantifier): what literal_char does to
+ * each of them, at once (most of a path regex is such text: the scan runs over every spec at
+ * load, a character a call was a fifth of the load). */
+static void plain_span(struct scanner *s)
+{
+	const unsigned char *re = (const unsigned char *)s->re;
+	size_t i = s->i, k = i;
+
+	while (!unplain[re[k]] && !unplain[re[k + 1]])
+		k++;
+	if (s->in_prefix) {
+		memcpy(s->prefix + s->plen, re + i, k - i);
+		s->plen += k - i;
+	}
+	if (s->depth) {
+		run_end(&s->run);
+	} else {
+		size_t room = sizeof(s->run.cur) - s->run.cur_len;
+		size_t m = k - i < room ? k - i : room;
+		memcpy(s->run.cur + s->run.cur_len, re + i, m);
+		s->run.cur_len += m;
+	}
+	s->i = k;
+}
+
 void fc_scan_regex_shaped(const char *re, struct regex_shape *sh, char *prefix,
 			  size_t *prefix_len, char *req, size_t *req_len)
 {
-	struct scanner s = { .re = re, .in_prefix = true, .literal = true, .prefix = prefix,
-			     .run = { .best = req, .first = true } };
+	/* every field set but the run's buffer, of which only what was added is read (an
+	 * initializer would clear its 256 bytes: a quarter of the scan, spec after spec) */
+	struct scanner s;
 	size_t n = strlen(re);
+
+	s.re = re;
+	s.i = s.plen = 0;
+	s.depth = 0;
+	s.in_prefix = s.literal = true;
+	s.topalt = s.opaque = false;
+	s.prefix = prefix;
+	s.run.best = req;
+	s.run.best_len = s.run.cur_len = 0;
+	s.run.first = true;
 
 	while (s.i < n && !s.opaque) {
 		if (re[s.i] == '\\')
 			escape(&s);
+		else if (!unplain[(unsigned char)re[s.i]] && !unplain[(unsigned char)re[s.i + 1]])
+			plain_span(&s);
 		else
 			step(&s);
 	}
@@ -401,6 +445,13 @@ bool fc_regex_surely_compiles(const char *re)
 		unsigned char c = (unsigned char)re[i];
 		if (c < 0x20 || c > 0x7e)
 			return false;
+		if (!unplain[c]) {
+			/* plain text, most of a regex: each an item that may repeat, taken at once */
+			while (re[i] >= 0x20 && re[i] <= 0x7e && !unplain[(unsigned char)re[i]])
+				i++;
+			repeatable = true;
+			continue;
+		}
 		switch (c) {
 		case '\\': {
 			unsigned char x = (unsigned char)re[i + 1];
@@ -487,7 +538,8 @@ size_t fc_prefix_alts(const char *re, char *out, size_t *lens, size_t max)
 
 	if (max > 16)
 		max = 16;
-	if (n >= sizeof(head))
+	/* (two alternatives need a '|': most regexes have none, found without the walk below) */
+	if (n >= sizeof(head) || !memchr(re, '|', n))
 		return 0;
 	/* the literal run before the group */
 	while (plain_lit(re, i, &c, &adv)) {
@@ -567,6 +619,15 @@ bool fc_literal_span(const char *re, size_t n, char *out, size_t *outlen)
 	char c;
 
 	while (i < n) {
+		unsigned char x = (unsigned char)re[i];
+		if (x >= 0x20 && x <= 0x7e && !unplain[x]) {
+			/* plain_lit's plain byte, without the call */
+			if (is_quant(re[i + 1]))
+				return false;
+			out[o++] = (char)x;
+			i++;
+			continue;
+		}
 		if (!plain_lit(re, i, &c, &adv) || i + adv > n || is_quant(re[i + adv]))
 			return false;
 		out[o++] = c;

@@ -141,13 +141,21 @@ errcode_t imgfmt_overlay_end(io_channel ch, struct imgfmt_overlay_stats *st);
  * superblock keeps its marker (the next mount, e2fsck or run replays, or repairs). */
 void imgfmt_overlay_abort(io_channel ch);
 
+/* Journal blocks [first, first + len) are the image's blocks [blk, blk + len). */
+struct imgfmt_jrun {
+	uint64_t blk;
+	uint32_t first, len;
+};
+
 /*
- * The jbd2 journal (journal.c). map: the image block of each of the journal's len blocks, in
- * order. Opening reads and checks its superblock: 0, or why not in why (EXT2_ET_UNSUPP_FEATURE:
- * features not written here, such as fast commits).
+ * The jbd2 journal (journal.c). runs: where its blocks are in the image, nruns runs in order,
+ * each starting where the one before ends (a journal made by mke2fs is one run: a map of each
+ * block was 16384 entries for a 64 MiB journal, a relabel's hundred page faults). Opening
+ * reads and checks its superblock: 0, or why not in why (EXT2_ET_UNSUPP_FEATURE: features not
+ * written here, such as fast commits).
  */
-errcode_t imgfmt_journal_open(io_channel ch, unsigned blocksize, const uint64_t *map,
-			      uint32_t len, struct imgfmt_journal **j, char *why, size_t n);
+errcode_t imgfmt_journal_open(io_channel ch, unsigned blocksize, const struct imgfmt_jrun *runs,
+			      size_t nruns, struct imgfmt_journal **j, char *why, size_t n);
 void imgfmt_journal_free(struct imgfmt_journal *j);
 /* Whether its log is empty (s_start 0): nothing to replay. */
 bool imgfmt_journal_empty(const struct imgfmt_journal *j);

@@ -46,7 +46,8 @@ enum { JC_CSUM_TYPE = 12, JC_CSUM_SIZE = 13, JC_CSUM = 16, JC_SEC = 48, JC_NSEC 
 
 struct imgfmt_journal {
 	io_channel ch;      /* the image, below any overlay */
-	uint64_t *map;      /* journal block -> block of the image */
+	struct imgfmt_jrun *runs; /* journal block -> block of the image (jblock) */
+	size_t nruns;
 	uint32_t len;
 	unsigned bs;
 	char *sb;           /* the journal's superblock block, as on disk */
@@ -98,18 +99,33 @@ static uint32_t block_csum(const struct imgfmt_journal *j, char *b, size_t at, s
 	return c;
 }
 
+/* The image block of journal block at (below j->len). */
+static uint64_t jblock(const struct imgfmt_journal *j, uint32_t at)
+{
+	size_t lo = 0, hi = j->nruns;
+
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (j->runs[mid].first <= at)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return j->runs[lo].blk + (at - j->runs[lo].first);
+}
+
 static errcode_t jread(struct imgfmt_journal *j, uint32_t at, char *buf)
 {
 	if (at >= j->len)
 		return EXT2_ET_JOURNAL_TOO_SMALL;
-	return io_channel_read_blk64(j->ch, j->map[at], 1, buf);
+	return io_channel_read_blk64(j->ch, jblock(j, at), 1, buf);
 }
 
 static errcode_t jwrite(struct imgfmt_journal *j, uint32_t at, const char *buf)
 {
 	if (at >= j->len)
 		return EXT2_ET_JOURNAL_TOO_SMALL;
-	return io_channel_write_blk64(j->ch, j->map[at], 1, buf);
+	return io_channel_write_blk64(j->ch, jblock(j, at), 1, buf);
 }
 
 static uint32_t wrap(const struct imgfmt_journal *j, uint32_t at)
@@ -121,24 +137,34 @@ void imgfmt_journal_free(struct imgfmt_journal *j)
 {
 	if (!j)
 		return;
-	free(j->map);
+	free(j->runs);
 	free(j->sb);
 	free(j->buf);
 	free(j->buf2);
 	free(j);
 }
 
-errcode_t imgfmt_journal_open(io_channel ch, unsigned bs, const uint64_t *map, uint32_t len,
-			      struct imgfmt_journal **out, char *why, size_t n)
+errcode_t imgfmt_journal_open(io_channel ch, unsigned bs, const struct imgfmt_jrun *runs,
+			      size_t nruns, struct imgfmt_journal **out, char *why, size_t n)
 {
 	struct imgfmt_journal *j = calloc(1, sizeof(*j));
 	errcode_t rc = ENOMEM;
+	uint32_t len = 0;
 
 	*out = NULL;
-	if (!j || !(j->map = malloc((size_t)len * sizeof(*map))) || !(j->sb = malloc(bs)) ||
+	if (!j || !(j->runs = malloc((nruns + 1) * sizeof(*runs))) || !(j->sb = malloc(bs)) ||
 	    !(j->buf = malloc(bs)) || !(j->buf2 = malloc(bs)) || bs < JS_SIZE)
 		goto fail;
-	memcpy(j->map, map, (size_t)len * sizeof(*map));
+	for (size_t i = 0; i < nruns; i++) {
+		if (runs[i].first != len || runs[i].len > UINT32_MAX - len) {
+			rc = EXT2_ET_INVALID_ARGUMENT;
+			goto fail;
+		}
+		len += runs[i].len;
+	}
+	if (nruns)
+		memcpy(j->runs, runs, nruns * sizeof(*runs));
+	j->nruns = nruns;
 	j->ch = ch;
 	j->len = len;
 	j->bs = bs;
@@ -292,8 +318,9 @@ static errcode_t logw_flush(struct logw *w)
 {
 	struct imgfmt_journal *j = w->j;
 	errcode_t rc = 0;
-	if (w->n && !(rc = io_channel_write_blk64(j->ch, j->map[w->first], (int)w->n, w->buf)))
-		imgfmt_writeback_start(j->wb, j->map[w->first] * j->bs, w->n * (uint64_t)j->bs);
+	uint64_t blk = w->n ? jblock(j, w->first) : 0;
+	if (w->n && !(rc = io_channel_write_blk64(j->ch, blk, (int)w->n, w->buf)))
+		imgfmt_writeback_start(j->wb, blk * j->bs, w->n * (uint64_t)j->bs);
 	w->n = 0;
 	return rc;
 }
@@ -305,7 +332,7 @@ static errcode_t logw_put(struct logw *w, uint32_t at, const char *data)
 	if (at >= j->len)
 		return EXT2_ET_JOURNAL_TOO_SMALL;
 	if (w->n && (w->n == w->max || at != w->first + w->n ||
-		     j->map[at] != j->map[w->first] + w->n) && (rc = logw_flush(w)))
+		     jblock(j, at) != jblock(j, w->first) + w->n) && (rc = logw_flush(w)))
 		return rc;
 	if (!w->n)
 		w->first = at;

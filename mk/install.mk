@@ -67,17 +67,11 @@ uninstall:
 STATIC_DIR     := build/static
 STATIC_CFLAGS  ?= -O2
 STATIC_LDFLAGS ?=
-STATIC_WANT    := ext2fs com_err blkid pcre2-8 nettle sepol lz4 lzma zstd z
 STATIC_OBJS    := $(addprefix $(STATIC_DIR)/,$(FC_SRCS:.c=.o) $(IF_SRCS:.c=.o) $(AN_SRCS:.c=.o) \
 	$(LB_SRCS:.c=.o))
-# Looked up only when the static build runs: which archives the compiler finds (it prints the
-# bare name for one it does not find).
-static_found    = $(filter /%,$(shell $(CC) -print-file-name=lib$(1).a))
-static_have     = $(foreach l,$(STATIC_WANT),$(if $(call static_found,$(l)),$(l)))
-static_missing  = $(filter-out $(static_have),$(STATIC_WANT))
+# (STATIC_WANT, static_found, static_have, static_missing, ARCHIVES_LINK: the Makefile's)
 static_full     = $(if $(static_missing),,$(call static_found,c))
-STATIC_LINK     = $(if $(static_full),-static $(STATIC_WANT:%=-l%),\
-	-Wl,-Bstatic $(static_have:%=-l%) -Wl,-Bdynamic $(static_missing:%=-l%)) -lpthread
+STATIC_LINK     = $(if $(static_full),-static $(STATIC_WANT:%=-l%) -lpthread,$(ARCHIVES_LINK))
 STATIC_NAMES    = $(strip $(static_have:%=lib%) $(if $(static_full),libc))
 SHARED_NAMES    = $(strip $(static_missing:%=lib%) $(if $(static_full),,libc))
 

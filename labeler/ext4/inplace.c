@@ -12,10 +12,12 @@
 
 #include "internal.h"
 
+/* The journal's blocks as runs (imgfmt_jrun), gathered block by block. */
 struct jmap {
-	uint64_t *b;
-	uint32_t n;
-	size_t cap;
+	struct imgfmt_jrun *r;
+	size_t nr, cap;
+	uint32_t n;   /* the blocks so far */
+	blk64_t end;  /* the file system's blocks */
 	bool bad;
 };
 
@@ -27,28 +29,34 @@ static int map_one(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t blockcnt, blk64
 	(void)ref_offset;
 	/* a hole, a block out of order or outside the file system: not a log to write */
 	if (blockcnt < 0 || (uint64_t)blockcnt != m->n || *blocknr < fs->super->s_first_data_block ||
-	    *blocknr >= ext2fs_blocks_count(fs->super) || m->n == UINT32_MAX) {
+	    *blocknr >= m->end || m->n == UINT32_MAX) {
 		m->bad = true;
 		return BLOCK_ABORT;
 	}
-	if (m->n == m->cap) {
-		size_t c = m->cap ? m->cap * 2 : 1024;
-		uint64_t *nb = realloc(m->b, c * sizeof(*nb));
-		if (!nb) {
+	m->n++;
+	struct imgfmt_jrun *last = m->nr ? &m->r[m->nr - 1] : NULL;
+	if (last && last->blk + last->len == *blocknr) {
+		last->len++;
+		return 0;
+	}
+	if (m->nr == m->cap) {
+		size_t c = m->cap ? m->cap * 2 : 16;
+		struct imgfmt_jrun *nr = realloc(m->r, c * sizeof(*nr));
+		if (!nr) {
 			m->bad = true;
 			return BLOCK_ABORT;
 		}
-		m->b = nb;
+		m->r = nr;
 		m->cap = c;
 	}
-	m->b[m->n++] = *blocknr;
+	m->r[m->nr++] = (struct imgfmt_jrun){ .blk = *blocknr, .first = m->n - 1, .len = 1 };
 	return 0;
 }
 
 errcode_t img_journal_load(ext2_filsys fs, struct imgfmt_journal **j, char *why, size_t n)
 {
 	struct ext2_super_block *sb = fs->super;
-	struct jmap m = { 0 };
+	struct jmap m = { .end = ext2fs_blocks_count(fs->super) };
 	errcode_t rc;
 
 	*j = NULL;
@@ -66,11 +74,11 @@ errcode_t img_journal_load(ext2_filsys fs, struct imgfmt_journal **j, char *why,
 	if (rc) {
 		snprintf(why, n, "cannot map its journal (inode %u): %s", sb->s_journal_inum,
 			 m.bad ? "a hole, or a block outside the file system" : error_message(rc));
-		free(m.b);
+		free(m.r);
 		return rc;
 	}
-	rc = imgfmt_journal_open(imgfmt_overlay_lower(fs->io), fs->blocksize, m.b, m.n, j, why, n);
-	free(m.b);
+	rc = imgfmt_journal_open(imgfmt_overlay_lower(fs->io), fs->blocksize, m.r, m.nr, j, why, n);
+	free(m.r);
 	return rc;
 }
 
