@@ -85,8 +85,11 @@ struct fc_ahead {
 	 * few at a time. The list does not move while shared. Each count on a cache line of its
 	 * own: the side that polls one does not slow the other's stores to the rest. */
 	_Atomic(struct spec *) specs;
+	size_t base;           /* (the reader's) specs before it were complete when shared */
+	size_t last;           /* (the reader's) the count last announced */
 	_Alignas(64) atomic_size_t pushed;
 	_Alignas(64) atomic_size_t claimed;
+	_Alignas(64) atomic_size_t analysed; /* how many the thread has done */
 	char *room;            /* the thread's own room for what its analyses keep */
 	size_t room_used, room_cap;
 } __attribute__((aligned(64)));
@@ -163,6 +166,7 @@ static bool thread_analyses(struct fc_ahead *a)
 		if (need <= a->room_cap - a->room_used)
 			a->room_used += fc_analyze_at(&specs[i], a->room + a->room_used);
 	}
+	atomic_fetch_add_explicit(&a->analysed, to - from, memory_order_release);
 	return true;
 }
 
@@ -213,6 +217,11 @@ static void *ahead_main(void *arg)
 	struct fc_ahead *a = arg;
 	bool reading = true;
 	unsigned idle = 0;
+
+	/* the room's first (huge) page is faulted in here, not by the reader, which may stage
+	 * specs in it (fc_ahead_stage) */
+	if (a->room)
+		*(volatile char *)a->room = 0;
 
 	while (!atomic_load(&a->stop)) {
 		if (thread_analyses(a) || thread_reads(a, &reading))
@@ -337,14 +346,34 @@ bool fc_ahead_share(struct fc_ahead *a, struct fc_set *set, size_t more)
 	/* the list must not move while shared: room for every spec still to come */
 	if (!a || !a->threaded || !a->room || set->cap - set->nspecs < more)
 		return false;
+	a->base = a->last = set->nspecs;
 	atomic_store(&a->pushed, set->nspecs);
 	atomic_store(&a->claimed, set->nspecs);
 	atomic_store(&a->specs, set->specs);
 	return true;
 }
 
+struct spec *fc_ahead_stage(struct fc_ahead *a, size_t n)
+{
+	size_t size = (n * sizeof(struct spec) + 63) & ~(size_t)63;
+
+	/* at the room's start (the thread has kept nothing there yet: nothing was shared), half
+	 * of it at most: the rest for the analyses */
+	if (!a || !a->threaded || !a->room || n > a->room_cap / sizeof(struct spec) ||
+	    size > a->room_cap / 2)
+		return NULL;
+	struct spec *stage = (struct spec *)(void *)a->room;
+	a->room_used = size;
+	a->base = a->last = 0;
+	atomic_store(&a->pushed, 0);
+	atomic_store(&a->claimed, 0);
+	atomic_store(&a->specs, stage);
+	return stage;
+}
+
 void fc_ahead_pushed(struct fc_ahead *a, size_t n)
 {
+	a->last = n;
 	/* a batch at a time: a store the thread is polling for costs a miss on its line */
 	if (n % FC_AHEAD_BATCH == 0)
 		atomic_store_explicit(&a->pushed, n, memory_order_release);
@@ -352,15 +381,28 @@ void fc_ahead_pushed(struct fc_ahead *a, size_t n)
 
 void fc_ahead_finish(struct fc_ahead *a, struct fc_set *set)
 {
-	size_t from, to;
+	struct spec *specs = a ? atomic_load(&a->specs) : NULL;
+	size_t from, to, mine = 0;
+	bool nomem = false;
 
-	if (!a || !atomic_load(&a->specs))
+	if (!specs)
 		return;
-	atomic_store_explicit(&a->pushed, set->nspecs, memory_order_release);
-	while (claim(a, &from, &to))
-		for (size_t i = from; i < to; i++)
-			if (fc_analyze_spec(set, &set->specs[i]))
-				return; /* out of memory: fc_build_index tries again, and reports it */
+	atomic_store_explicit(&a->pushed, a->last, memory_order_release);
+	/* out of memory: the rest is claimed, not analysed; fc_build_index tries again, and
+	 * reports it */
+	while (claim(a, &from, &to)) {
+		mine += to - from;
+		for (size_t i = from; i < to && !nomem; i++)
+			nomem = fc_analyze_spec(set, &specs[i]) != 0;
+	}
+	/* the thread's last claims: done before the caller reads the specs again */
+	for (unsigned spins = 0; atomic_load_explicit(&a->analysed, memory_order_acquire) <
+				 a->last - a->base - mine; spins++)
+		if (spins % 64 == 63)
+			sched_yield();
+		else
+			relax();
+	atomic_store(&a->specs, NULL);
 }
 
 void fc_ahead_close(struct fc_ahead *a)

@@ -218,11 +218,15 @@ int fc_ahead_get(struct fc_ahead *a, size_t off, size_t n, const unsigned char *
 void fc_ahead_close(struct fc_ahead *a);
 /* The specs' analyses (fc_analyze_spec) shared with the thread, when there is one: true when
  * shared. The set's list must have room for the more specs still to come (it must not move);
- * each is announced once complete, with the list's new length (fc_ahead_pushed); the reader
- * analyses what the thread has not claimed (fc_ahead_finish) before fc_ahead_close, after which
- * every spec the thread analysed is complete. */
+ * each is announced once complete, with the list's new length (fc_ahead_pushed). */
 bool fc_ahead_share(struct fc_ahead *a, struct fc_set *set, size_t more);
+/* Or a list of n specs of the reader's own, outside the set (format 6 reads its specs in another
+ * order than the set's): NULL when there is no thread or no room for it. Announced and finished
+ * in the same way, they are then copied into the set. */
+struct spec *fc_ahead_stage(struct fc_ahead *a, size_t n);
 void fc_ahead_pushed(struct fc_ahead *a, size_t n);
+/* The reader analyses what the thread has not claimed, and waits for what it has: every spec
+ * shared is then analysed (or left to fc_build_index), and no longer shared. */
 void fc_ahead_finish(struct fc_ahead *a, struct fc_set *set);
 
 /* load.c: one file, text or compiled */

@@ -229,6 +229,12 @@ done
 export FCLABEL_AHEAD=thread
 diff_all "small v5, read ahead on a thread" "$OUT/small/v5.bin" "$OUT/small/q" "$OUT/small/text.out"
 damaged "$OUT/small/v5.bin"
+# format 6's specs are analysed on the thread while its tree is read, then put in order
+diff_all "small quirks.v6.bin, read ahead on a thread" "$OUT/small/quirks.v6.bin" "$OUT/small/q" \
+	"$OUT/small/quirks.v6.bin.oracle"
+diff_all "small v6 (real modes), read ahead on a thread" "$v6" "$OUT/small/q.untie" \
+	"$OUT/small/text-untie.out"
+damaged "$OUT/small/quirks.v6.bin"
 unset FCLABEL_AHEAD
 
 # ---- refpolicy ----
@@ -280,6 +286,7 @@ if [ -f "$fc" ]; then
 		diff_all "refpolicy v6" "$r/v6.bin" "$r/q8" "$r/oracle-v6.out"
 		for ahead in thread none; do
 			export FCLABEL_AHEAD=$ahead
+			diff_all "refpolicy v6 (FCLABEL_AHEAD=$ahead)" "$r/v6.bin" "$r/q8" "$r/oracle-v6.out"
 			damaged "$r/v6.bin"
 			mutants "$r/v6.bin" 40
 		done
