@@ -785,7 +785,7 @@ int fc_parse_bin(struct fc_set *set, unsigned fileno_, const char *buf, int fd, 
 		rc = parse_all(set, fileno_, &r);
 	if (!rc)
 		fc_ahead_finish(r.ah, set);
-	fc_ahead_close(r.ah);
+	fc_ahead_close(r.ah, set);
 	if (!rc && r.nomem)
 		rc = ENOMEM;
 	return rc;

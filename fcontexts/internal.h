@@ -140,6 +140,7 @@ struct fc_set {
 	char *warning;        /* what loading worked around (fc_load_warning), or NULL */
 	bool compare_only;    /* FC_COMPARE_ONLY: no index; the specs are not shaped */
 	unsigned char *ahead_ring; /* ahead.c's ring, in the arena: for every compiled file read */
+	struct fc_ahead *ahead_ended; /* its threads, stopped, to join (fc_ahead_reap) */
 	/* digest.c: built by the first fc_digest under lock; one block kept in bufs */
 	_Atomic(struct fc_dindex *) dindex;
 	/* the literal specs (not dead) sorted by their string, for fc_literal_under: built by
@@ -215,7 +216,11 @@ int fc_ahead_open(struct fc_ahead **out, struct fc_set *set, int fd, size_t len,
 		  const char *path, struct fc_error *err);
 int fc_ahead_get(struct fc_ahead *a, size_t off, size_t n, const unsigned char **b,
 		 size_t *base, size_t *len);
-void fc_ahead_close(struct fc_ahead *a);
+/* The reader is done with a (and with the ring): the thread, when there is one, is stopped and
+ * left for fc_ahead_reap to join. */
+void fc_ahead_close(struct fc_ahead *a, struct fc_set *set);
+/* Joins the threads stopped by fc_ahead_close (by then they have ended). */
+void fc_ahead_reap(struct fc_set *set);
 /* The specs' analyses (fc_analyze_spec) shared with the thread, when there is one: true when
  * shared. The set's list must have room for the more specs still to come (it must not move);
  * each is announced once complete, with the list's new length (fc_ahead_pushed). */
