@@ -1,29 +1,26 @@
 /*
- * A compiled file's bytes, read ahead on a thread of its own. Most of a .bin is PCRE bytecode
- * that its reader (binfile.c) skips, yet the bytes must still be copied in from the page cache:
- * 1.2 ms for refpolicy's 7 MB format 5 file, a third of its whole load. On a second core that
- * copy runs while the reader parses what came before.
+ * A compiled file's bytes, read a chunk at a time, and its specs' analyses shared with a thread
+ * of the load's own. Most of a .bin is PCRE bytecode that its reader (binfile.c) skips, yet the
+ * bytes must still be copied in from the page cache: ~1 ms for refpolicy's 7 MB format 5 file
+ * (its pages as sefcontext_compile wrote them, 4 KiB each), a third of its whole load.
  *
- * The file comes in chunks, into a ring of a few of them (64 KiB that stay in cache, however
- * large the file). The reader asks for ranges at
- * increasing offsets; a range inside one chunk is returned in place, one that crosses chunks is
- * copied out. A chunk goes back to the thread once the reader asks for a range past it.
+ * The file comes in 64 KiB chunks, into one buffer that stays in cache however large the file.
+ * The reader asks for ranges at increasing offsets; a range inside one chunk is returned in
+ * place, one that crosses chunks is copied out. A chunk the reader skips is never read.
  *
- * Either side reads the next chunk nobody has claimed, and the reader never waits for the
- * thread: one that catches up with it reads on by itself (the chunk the thread is reading, into
- * a buffer of its own), so that a thread that gets no core (the machine's other jobs) costs the
- * load little more than its start. A small file, a machine with no core free at the start (the
- * thread would only take turns with the reader and the other jobs, and the reader's fields would
- * come from another core's cache), or a thread that cannot be started: the file is read by the
- * reader alone, chunk by chunk as it is needed (a chunk it skips is never read).
+ * The thread takes the specs' analyses (fc_analyze_spec, half of a load's time), a few at a time
+ * as the reader pushes them: the reader reads and parses while the thread analyses (format 5:
+ * 2.0 ms of reading and parsing for refpolicy, the thread keeping up with it; format 6 stages
+ * its specs in file order, fc_ahead_stage, as its tree is read), and what is left when the
+ * reader is done is shared. Only the analyses go to the thread: the index that follows takes
+ * memory from the set's arena, which is the reader's alone. The thread used to read the file
+ * ahead too, in smaller chunks; with the analyses first it read almost none of them (4 of 446),
+ * and the reader's four times as many system calls cost 0.15-0.4 ms.
  *
- * The thread also takes the specs' analyses (fc_analyze_spec, half of a load's time), a few at a
- * time as the reader pushes them, before any reading: format 5's reader then reads and parses
- * while the thread analyses (the two take about as long: 1.8 ms each for refpolicy, against 3.4
- * for the two on one core), and what is left when the reader is done is shared. Format 6 pushes
- * its specs once its whole tree is read (their order is known only then): meanwhile the thread
- * reads ahead, then both analyse. Only the analyses can go to another thread: the index that
- * follows takes memory from the set's arena, which is the reader's alone.
+ * There is a thread only for a file of a MiB or more on a machine with a core free at the start
+ * (the thread would otherwise only take turns with the reader and the other jobs), and the
+ * reader never waits for it but at the end, for the few specs it is analysing then: a thread
+ * that gets no core costs the load little more than its start.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,20 +35,18 @@
 
 #include "internal.h"
 
-/* The ring: 64 KiB, one block of the set's arena, kept for every compiled file the set reads
+/* The chunk: 64 KiB, one block of the set's arena, kept for every compiled file the set reads
  * (memory first touched here costs a page fault a 4 KiB page, over 5 us each on a virtual
- * machine; the arena's huge page is already there). Read ahead on the thread, in four chunks;
- * read by the reader alone, in one (a system call a chunk). */
-#define FC_AHEAD_RING ((size_t)64 << 10)
-#define FC_AHEAD_SLOTS 4u
-/* below this, the thread's start and its wake-ups cost more than the read they hide */
+ * machine; the arena's huge page is already there). A system call a chunk. */
+#define FC_AHEAD_CHUNK ((size_t)64 << 10)
+/* below this, the thread's start and its wake-ups cost more than the analyses it takes */
 #define FC_AHEAD_MIN ((size_t)1 << 20)
 /* the specs the thread analyses at a claim: few enough that the reader, once done, waits little for
  * the thread's last claim; enough that the claims' atomic operations cost little */
 #define FC_AHEAD_BATCH 16u
 /* how long the thread spins with nothing to do before it naps (FC_AHEAD_NAP_NS a time): many
- * times the reader's time for a chunk or a spec, so that only a reader kept off its core meets
- * a napping thread */
+ * times the reader's time for a spec, so that only a reader kept off its core meets a napping
+ * thread */
 #define FC_AHEAD_SPINS 20000u
 #define FC_AHEAD_NAP_NS 20000
 
@@ -68,15 +63,10 @@ struct fc_ahead {
 	size_t len, nchunks;
 	const char *path;
 	struct fc_error *err;
-	unsigned char *ring;   /* nslots chunks; chunk c in slot c % nslots */
-	size_t chunk, nslots;
-	/* the chunk each slot holds, whole, plus one; BUSY while the thread reads into it */
-	atomic_size_t held[FC_AHEAD_SLOTS];
-	atomic_size_t next;    /* the first chunk nobody has claimed to read */
-	atomic_size_t given;   /* chunks [0, given) are given back: their slots may be refilled */
+	unsigned char *buf;    /* a chunk */
+	size_t held;           /* the chunk buf holds, plus one (0: none) */
 	unsigned char *copy;   /* a range that crosses chunks */
 	size_t copycap;
-	unsigned char *own;    /* the reader's copy of a chunk the thread is reading */
 	bool threaded;
 	pthread_t thread;
 	atomic_bool stop;      /* the reader is done: the thread ends */
@@ -96,20 +86,13 @@ struct fc_ahead {
 	size_t room_used, room_cap;
 } __attribute__((aligned(64)));
 
-#define BUSY SIZE_MAX
-
-static unsigned char *slot(struct fc_ahead *a, size_t c)
-{
-	return a->ring + (c % a->nslots) * a->chunk;
-}
-
 /* Reads chunk c to p: 0, an errno value, or -1 when the file came to an end early. */
 static int read_to(struct fc_ahead *a, size_t c, unsigned char *p)
 {
-	size_t at = c * a->chunk, want = a->len - at, got = 0;
+	size_t at = c * FC_AHEAD_CHUNK, want = a->len - at, got = 0;
 
-	if (want > a->chunk)
-		want = a->chunk;
+	if (want > FC_AHEAD_CHUNK)
+		want = FC_AHEAD_CHUNK;
 	while (got < want) {
 		ssize_t k = pread(a->fd, p + got, want - got, (off_t)(at + got));
 		if (k < 0 && errno == EINTR)
@@ -119,21 +102,6 @@ static int read_to(struct fc_ahead *a, size_t c, unsigned char *p)
 		got += (size_t)k;
 	}
 	return 0;
-}
-
-/* Reads chunk c into its slot. */
-static int read_chunk(struct fc_ahead *a, size_t c)
-{
-	int rc = read_to(a, c, slot(a, c));
-	if (!rc)
-		atomic_store(&a->held[c % a->nslots], c + 1);
-	return rc;
-}
-
-/* Whether slot c's previous chunk has been given back (the thread may read chunk c). */
-static bool room_for(struct fc_ahead *a, size_t c)
-{
-	return c < a->nslots || atomic_load(&a->given) > c - a->nslots;
 }
 
 /* Claims the next specs not yet analysed, among those pushed: [*from, *to). */
@@ -172,30 +140,6 @@ static bool thread_analyses(struct fc_ahead *a)
 	return true;
 }
 
-/* The thread's next chunk: claimed and read into its slot. False when there is none to read
- * now (no room yet, or the file is all claimed). */
-static bool thread_reads(struct fc_ahead *a, bool *reading)
-{
-	size_t c = atomic_load(&a->next);
-
-	if (!*reading || c >= a->nchunks || !room_for(a, c))
-		return false;
-	/* the slot is marked before the claim: a reader that claims a later chunk of the same
-	 * slot while this read is still under way sees the mark (and reads that chunk into a
-	 * buffer of its own) */
-	atomic_size_t *held = &a->held[c % a->nslots];
-	atomic_store(held, BUSY);
-	/* the reader may have claimed it meanwhile (the slot's chunk is one it is past) */
-	if (!atomic_compare_exchange_strong(&a->next, &c, c + 1)) {
-		atomic_store(held, 0);
-		return true;
-	}
-	/* a failed read is the reader's to report: it reads that chunk again itself */
-	if (read_chunk(a, c))
-		*reading = false;
-	return true;
-}
-
 /* A turn of a wait for the other side, the n-th: a spin, yielding now and then (on a busy
  * machine, the core goes to whoever else wants it). Never a sleep: a virtual core that goes idle
  * is slow to wake (a join that blocked took 40-120 us, where the thread was done in 10). */
@@ -207,8 +151,7 @@ static void spin(unsigned n)
 		relax();
 }
 
-/* With nothing to do: a spin (the reader takes a few microseconds a chunk or a spec), then
- * naps. */
+/* With nothing to do: a spin (the reader takes well under a microsecond a spec), then naps. */
 static void thread_waits(unsigned *idle)
 {
 	if (++*idle < FC_AHEAD_SPINS) {
@@ -219,13 +162,10 @@ static void thread_waits(unsigned *idle)
 	nanosleep(&nap, NULL);
 }
 
-/* Analyses come first: the reader then reads what the thread leaves (format 5: the reader's
- * read and parse take about as long as the analyses); with none to do (format 6 pushes its specs
- * once its whole tree is read), the thread reads ahead. Until the reader is done. */
+/* The specs' analyses as they come, until the reader is done. */
 static void *ahead_main(void *arg)
 {
 	struct fc_ahead *a = arg;
-	bool reading = true;
 	unsigned idle = 0;
 
 	/* the room's first (huge) page is faulted in here, not by the reader, which may stage
@@ -234,7 +174,7 @@ static void *ahead_main(void *arg)
 		*(volatile char *)a->room = 0;
 
 	while (!atomic_load(&a->stop)) {
-		if (thread_analyses(a) || thread_reads(a, &reading))
+		if (thread_analyses(a))
 			idle = 0;
 		else
 			thread_waits(&idle);
@@ -267,7 +207,7 @@ static bool core_free(void)
 	return false;
 }
 
-/* Whether to read ahead on a thread. (For the test suite, FCLABEL_AHEAD: "thread" for every
+/* Whether to analyse on a thread. (For the test suite, FCLABEL_AHEAD: "thread" for every
  * compiled file, whatever its size and the machine's load; "none" for none.) */
 static bool use_thread(size_t len)
 {
@@ -321,25 +261,21 @@ int fc_ahead_open(struct fc_ahead **out, struct fc_set *set, int fd, size_t len,
 	pthread_attr_t attr;
 
 	if (!set->ahead_ring)
-		set->ahead_ring = fc_balloc(set, FC_AHEAD_RING, 64);
+		set->ahead_ring = fc_balloc(set, FC_AHEAD_CHUNK, 64);
 	if (!a || !set->ahead_ring) {
 		free(a);
 		return ENOMEM;
 	}
 	memset(a, 0, sizeof(*a));
-	a->ring = set->ahead_ring;
+	a->buf = set->ahead_ring;
 	a->fd = fd;
 	a->len = len;
 	a->path = path;
 	a->err = err;
-	a->nslots = use_thread(len) ? FC_AHEAD_SLOTS : 1;
-	/* without room for its analyses, the thread only reads */
-	if (a->nslots > 1)
-		thread_room(a, set);
-	a->chunk = FC_AHEAD_RING / a->nslots;
-	a->nchunks = (len + a->chunk - 1) / a->chunk;
+	a->nchunks = (len + FC_AHEAD_CHUNK - 1) / FC_AHEAD_CHUNK;
 	*out = a;
-	if (a->nslots == 1)
+	/* without room for its analyses, no thread */
+	if (!use_thread(len) || thread_room(a, set))
 		return 0;
 	/* signals go to the caller's threads, never to this one */
 	sigfillset(&all);
@@ -418,13 +354,13 @@ void fc_ahead_close(struct fc_ahead *a, struct fc_set *set)
 	if (!a)
 		return;
 	free(a->copy);
-	free(a->own);
 	if (!a->threaded) {
 		free(a);
 		return;
 	}
-	/* the ring is the next compiled file's: the thread must be out of it, but its end (the
-	 * join) can wait until the set is built */
+	/* the specs it may still be analysing (a load that failed did not finish) are the
+	 * reader's again: the thread must be out of its loop, but its end (the join) can wait until
+	 * the set is built */
 	atomic_store(&a->stop, true);
 	for (unsigned n = 0; !atomic_load(&a->quiet); n++)
 		spin(n);
@@ -442,57 +378,18 @@ void fc_ahead_reap(struct fc_set *set)
 	}
 }
 
-/* Chunks before c are no longer needed: the thread may refill their slots. */
-static void give_back(struct fc_ahead *a, size_t c)
-{
-	if (a->threaded && atomic_load(&a->given) < c)
-		atomic_store(&a->given, c);
-}
-
-static bool holds(struct fc_ahead *a, size_t c)
-{
-	return atomic_load(&a->held[c % a->nslots]) == c + 1;
-}
-
-/* Chunk c into the reader's own buffer: the thread is reading it, or still reading an earlier
- * chunk into its slot, or failed to read it. */
-static const unsigned char *read_own(struct fc_ahead *a, size_t c, int *rc)
-{
-	if (!a->own && !(a->own = malloc(a->chunk))) {
-		*rc = ENOMEM;
-		return NULL;
-	}
-	*rc = read_to(a, c, a->own);
-	return a->own;
-}
-
-/* Chunk c's bytes: in its slot, read ahead by the thread or read now, or in the reader's own
- * buffer. */
+/* Chunk c's bytes, in the buffer (read now unless it holds them already). */
 static const unsigned char *have(struct fc_ahead *a, size_t c, int *rc)
 {
-	const unsigned char *p = slot(a, c);
-
-	*rc = 0;
-	while (!holds(a, c)) {
-		size_t n = atomic_load(&a->next);
-		if (n > c) {
-			p = read_own(a, c, rc);
-			break;
-		}
-		/* nobody has claimed it: claim it (and those skipped before it, never read),
-		 * read it here */
-		if (atomic_compare_exchange_strong(&a->next, &n, c + 1)) {
-			if (atomic_load(&a->held[c % a->nslots]) == BUSY)
-				p = read_own(a, c, rc);
-			else
-				*rc = read_chunk(a, c);
-			break;
-		}
+	if (a->held == c + 1) {
+		*rc = 0;
+		return a->buf;
 	}
-	if (!p)
-		return NULL;
-	if (!*rc)
-		return p;
+	a->held = 0;
+	if (!(*rc = read_to(a, c, a->buf))) {
+		a->held = c + 1;
+		return a->buf;
+	}
 	fc_seterr(a->err, a->path, 0, 0, "read failed: %s", *rc > 0 ? strerror(*rc) : "file shrank");
 	if (*rc < 0)
 		*rc = EIO;
@@ -502,23 +399,17 @@ static const unsigned char *have(struct fc_ahead *a, size_t c, int *rc)
 int fc_ahead_get(struct fc_ahead *a, size_t off, size_t n, const unsigned char **b,
 		 size_t *base, size_t *len)
 {
-	size_t c = off / a->chunk, last = n ? (off + n - 1) / a->chunk : c;
+	size_t c = off / FC_AHEAD_CHUNK, last = n ? (off + n - 1) / FC_AHEAD_CHUNK : c;
 	int rc = 0;
 
-	give_back(a, c);
 	if (c == last) {
-		*b = c < a->nchunks ? have(a, c, &rc) : slot(a, c);
+		*b = c < a->nchunks ? have(a, c, &rc) : a->buf;
 		if (!*b)
 			return rc;
-		*base = c * a->chunk;
+		*base = c * FC_AHEAD_CHUNK;
 		*len = c < a->nchunks ? a->len - *base : 0;
-		if (*len > a->chunk)
-			*len = a->chunk;
-		/* the thread's writes are in its core's cache: ask for the rest of the chunk at
-		 * once, not a line at a time as the fields are read */
-		if (a->threaded)
-			for (size_t i = off - *base; i < *len; i += 64)
-				__builtin_prefetch(*b + i);
+		if (*len > FC_AHEAD_CHUNK)
+			*len = FC_AHEAD_CHUNK;
 		return 0;
 	}
 	if (n > a->copycap) {
@@ -528,9 +419,9 @@ int fc_ahead_get(struct fc_ahead *a, size_t off, size_t n, const unsigned char *
 		a->copy = nv;
 		a->copycap = n;
 	}
-	/* chunk by chunk, each given back once copied but the last, where the next range starts */
+	/* chunk by chunk: the last stays in the buffer, where the next range starts */
 	for (size_t done = 0; done < n; c++) {
-		size_t from = (off + done) % a->chunk, k = a->chunk - from;
+		size_t from = (off + done) % FC_AHEAD_CHUNK, k = FC_AHEAD_CHUNK - from;
 		if (k > n - done)
 			k = n - done;
 		const unsigned char *p = have(a, c, &rc);
@@ -538,8 +429,6 @@ int fc_ahead_get(struct fc_ahead *a, size_t off, size_t n, const unsigned char *
 			return rc;
 		memcpy(a->copy + done, p + from, k);
 		done += k;
-		if (c < last)
-			give_back(a, c + 1);
 	}
 	*b = a->copy;
 	*base = off;

@@ -428,7 +428,7 @@ out:
 /* ---- version 6 ---- */
 
 /* A spec as read; its ordinal is its place in v6.e, plus one (24 bytes an entry, not 32, keep
- * refpolicy's arena, with the read-ahead ring, in one huge page) */
+ * refpolicy's arena, with the read chunk, in one huge page) */
 struct ent {
 	const char *regex;
 	const char *context;
@@ -442,7 +442,7 @@ struct v6 {
 	const char **ctx;
 	uint32_t nctx;
 	bool pcre1;
-	/* the specs as read, analysed meanwhile by the read-ahead thread (NULL: none); they go
+	/* the specs as read, analysed meanwhile by the load's thread (NULL: none); they go
 	 * into the set once the order is known */
 	struct spec *stage;
 	const char *file;
