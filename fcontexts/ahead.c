@@ -48,6 +48,8 @@
  * times the reader's time for a spec, so that only a reader kept off its core meets a napping
  * thread */
 #define FC_AHEAD_SPINS 20000u
+/* the room's first bytes, which the thread writes at its start (and nothing else does) */
+#define FC_AHEAD_TOUCHED ((size_t)64)
 #define FC_AHEAD_NAP_NS 20000
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -169,7 +171,7 @@ static void *ahead_main(void *arg)
 	unsigned idle = 0;
 
 	/* the room's first (huge) page is faulted in here, not by the reader, which may stage
-	 * specs in it (fc_ahead_stage) */
+	 * specs in it (fc_ahead_stage: after FC_AHEAD_TOUCHED bytes that only this write uses) */
 	if (a->room)
 		*(volatile char *)a->room = 0;
 
@@ -304,13 +306,13 @@ struct spec *fc_ahead_stage(struct fc_ahead *a, size_t n)
 {
 	size_t size = (n * sizeof(struct spec) + 63) & ~(size_t)63;
 
-	/* at the room's start (the thread has kept nothing there yet: nothing was shared), half
-	 * of it at most: the rest for the analyses */
+	/* in the room (the thread has kept nothing there yet: nothing was shared), after the bytes
+	 * the thread touches first; half of it at most: the rest for the analyses */
 	if (!a || !a->threaded || !a->room || n > a->room_cap / sizeof(struct spec) ||
-	    size > a->room_cap / 2)
+	    FC_AHEAD_TOUCHED + size > a->room_cap / 2)
 		return NULL;
-	struct spec *stage = (struct spec *)(void *)a->room;
-	a->room_used = size;
+	struct spec *stage = (struct spec *)(void *)(a->room + FC_AHEAD_TOUCHED);
+	a->room_used = FC_AHEAD_TOUCHED + size;
 	a->base = a->last = 0;
 	atomic_store(&a->pushed, 0);
 	atomic_store(&a->claimed, 0);
