@@ -48,6 +48,9 @@
  * times the reader's time for a spec, so that only a reader kept off its core meets a napping
  * thread */
 #define FC_AHEAD_SPINS 20000u
+/* how long the reader spins for the thread before it brings the thread onto its own core (about
+ * 30 us) */
+#define FC_AHEAD_RESCUE 1024u
 /* the room's first bytes, which the thread writes at its start (and nothing else does) */
 #define FC_AHEAD_TOUCHED ((size_t)64)
 #define FC_AHEAD_NAP_NS 20000
@@ -151,6 +154,47 @@ static void spin(unsigned n)
 		sched_yield();
 	else
 		relax();
+}
+
+/* The thread, onto the reader's core (this thread's): a thread the other core's jobs keep off
+ * it then runs when the reader yields. */
+static void onto_my_core(struct fc_ahead *a)
+{
+	cpu_set_t cpus;
+	int me = sched_getcpu();
+
+	if (me < 0)
+		return;
+	CPU_ZERO(&cpus);
+	CPU_SET(me, &cpus);
+	pthread_setaffinity_np(a->thread, sizeof(cpus), &cpus);
+}
+
+/* The reader waits for the thread until done(a, arg): a spin, then (the thread is slow to come:
+ * off its core, the other core taken by another job) it brings the thread onto its own core and
+ * yields to it, so that the wait lasts a few of the thread's microseconds, not another job's
+ * time slice. */
+static void wait_thread(struct fc_ahead *a, bool (*done)(struct fc_ahead *, size_t), size_t arg)
+{
+	for (unsigned n = 0; !done(a, arg); n++) {
+		if (n < FC_AHEAD_RESCUE) {
+			spin(n);
+			continue;
+		}
+		if (n == FC_AHEAD_RESCUE)
+			onto_my_core(a);
+		sched_yield();
+	}
+}
+
+static bool analysed(struct fc_ahead *a, size_t n)
+{
+	return atomic_load_explicit(&a->analysed, memory_order_acquire) >= n;
+}
+
+static bool quiet(struct fc_ahead *a, size_t unused)
+{
+	return atomic_load(&a->quiet);
 }
 
 /* With nothing to do: a spin (the reader takes well under a microsecond a spec), then naps. */
@@ -345,9 +389,7 @@ void fc_ahead_finish(struct fc_ahead *a, struct fc_set *set)
 			nomem = fc_analyze_spec(set, &specs[i]) != 0;
 	}
 	/* the thread's last claims: done before the caller reads the specs again */
-	for (unsigned n = 0; atomic_load_explicit(&a->analysed, memory_order_acquire) <
-			     a->last - a->base - mine; n++)
-		spin(n);
+	wait_thread(a, analysed, a->last - a->base - mine);
 	atomic_store(&a->specs, NULL);
 }
 
@@ -364,8 +406,7 @@ void fc_ahead_close(struct fc_ahead *a, struct fc_set *set)
 	 * reader's again: the thread must be out of its loop, but its end (the join) can wait until
 	 * the set is built */
 	atomic_store(&a->stop, true);
-	for (unsigned n = 0; !atomic_load(&a->quiet); n++)
-		spin(n);
+	wait_thread(a, quiet, 0);
 	a->next_ended = set->ahead_ended;
 	set->ahead_ended = a;
 }
