@@ -13,9 +13,11 @@
  * 2.0 ms of reading and parsing for refpolicy, the thread keeping up with it; format 6 stages
  * its specs in file order, fc_ahead_stage, as its tree is read), and what is left when the
  * reader is done is shared. Only the analyses go to the thread: the index that follows takes
- * memory from the set's arena, which is the reader's alone. The thread used to read the file
- * ahead too, in smaller chunks; with the analyses first it read almost none of them (4 of 446),
- * and the reader's four times as many system calls cost 0.15-0.4 ms.
+ * memory from the set's arena, which is the reader's alone. Format 5's thread keeps up with its
+ * reader and has time to spare: it first reads the file's last eighth (fc_ahead_tail), which the
+ * reader then takes from it without a system call. (The thread used to read the whole file ahead,
+ * in smaller chunks; with the analyses first it read almost none of them, 4 of 446, and the
+ * reader's four times as many system calls cost 0.15-0.4 ms.)
  *
  * There is a thread only for a file of a MiB or more on a machine with a core free at the start
  * (the thread would otherwise only take turns with the reader and the other jobs), and the
@@ -51,6 +53,8 @@
 /* how long the reader spins for the thread before it brings the thread onto its own core (about
  * 30 us) */
 #define FC_AHEAD_RESCUE 1024u
+/* the room's first page, the thread's to fault in: a huge page when there are any */
+#define FC_AHEAD_HUGE ((size_t)2 << 20)
 /* the room's first bytes, which the thread writes at its start (and nothing else does) */
 #define FC_AHEAD_TOUCHED ((size_t)64)
 #define FC_AHEAD_NAP_NS 20000
@@ -72,6 +76,10 @@ struct fc_ahead {
 	size_t held;           /* the chunk buf holds, plus one (0: none) */
 	unsigned char *copy;   /* a range that crosses chunks */
 	size_t copycap;
+	/* the file's last part, [tail_at, len), read by the thread into tail (fc_ahead_tail) */
+	size_t tail_at;
+	unsigned char *tail;
+	atomic_int tail_state;
 	bool threaded;
 	pthread_t thread;
 	atomic_bool stop;      /* the reader is done: the thread ends */
@@ -91,13 +99,14 @@ struct fc_ahead {
 	size_t room_used, room_cap;
 } __attribute__((aligned(64)));
 
-/* Reads chunk c to p: 0, an errno value, or -1 when the file came to an end early. */
-static int read_to(struct fc_ahead *a, size_t c, unsigned char *p)
-{
-	size_t at = c * FC_AHEAD_CHUNK, want = a->len - at, got = 0;
+enum { TAIL_NONE, TAIL_ASKED, TAIL_READY, TAIL_FAILED };
 
-	if (want > FC_AHEAD_CHUNK)
-		want = FC_AHEAD_CHUNK;
+/* Reads want bytes at offset at to p: 0, an errno value, or -1 when the file came to an end
+ * early. */
+static int read_at(struct fc_ahead *a, size_t at, size_t want, unsigned char *p)
+{
+	size_t got = 0;
+
 	while (got < want) {
 		ssize_t k = pread(a->fd, p + got, want - got, (off_t)(at + got));
 		if (k < 0 && errno == EINTR)
@@ -107,6 +116,25 @@ static int read_to(struct fc_ahead *a, size_t c, unsigned char *p)
 		got += (size_t)k;
 	}
 	return 0;
+}
+
+/* Reads chunk c to p (read_at's answers). */
+static int read_to(struct fc_ahead *a, size_t c, unsigned char *p)
+{
+	size_t at = c * FC_AHEAD_CHUNK, want = a->len - at;
+
+	return read_at(a, at, want < FC_AHEAD_CHUNK ? want : FC_AHEAD_CHUNK, p);
+}
+
+/* The tail, when asked for: read before any analysis, while the reader parses the head (a failed
+ * read is the reader's to meet and report: it reads that part itself then). */
+static void thread_reads_tail(struct fc_ahead *a)
+{
+	if (atomic_load_explicit(&a->tail_state, memory_order_acquire) != TAIL_ASKED)
+		return;
+	bool ok = !read_at(a, a->tail_at, a->len - a->tail_at, a->tail);
+	atomic_store_explicit(&a->tail_state, ok ? TAIL_READY : TAIL_FAILED,
+			      memory_order_release);
 }
 
 /* Claims the next specs not yet analysed, among those pushed: [*from, *to). */
@@ -220,6 +248,7 @@ static void *ahead_main(void *arg)
 		*(volatile char *)a->room = 0;
 
 	while (!atomic_load(&a->stop)) {
+		thread_reads_tail(a);
 		if (thread_analyses(a))
 			idle = 0;
 		else
@@ -346,6 +375,23 @@ bool fc_ahead_share(struct fc_ahead *a, struct fc_set *set, size_t more)
 	return true;
 }
 
+void fc_ahead_tail(struct fc_ahead *a, size_t from)
+{
+	size_t at = (from + FC_AHEAD_CHUNK - 1) / FC_AHEAD_CHUNK * FC_AHEAD_CHUNK;
+	size_t end = a && a->room_cap < FC_AHEAD_HUGE ? a->room_cap : FC_AHEAD_HUGE;
+
+	/* in the room's first huge page, which the thread has faulted in (one placed further,
+	 * where the thread faulted in another one or two, made the load slower), after the
+	 * analyses' room (they have not started: nothing is shared yet); half of it at most */
+	if (!a || !a->threaded || !a->room || atomic_load(&a->specs) || at >= a->len ||
+	    a->len - at > end / 2)
+		return;
+	a->tail_at = at;
+	a->room_cap = (end - (a->len - at)) & ~(size_t)63;
+	a->tail = (unsigned char *)a->room + a->room_cap;
+	atomic_store_explicit(&a->tail_state, TAIL_ASKED, memory_order_release);
+}
+
 struct spec *fc_ahead_stage(struct fc_ahead *a, size_t n)
 {
 	size_t size = (n * sizeof(struct spec) + 63) & ~(size_t)63;
@@ -445,6 +491,14 @@ int fc_ahead_get(struct fc_ahead *a, size_t off, size_t n, const unsigned char *
 	size_t c = off / FC_AHEAD_CHUNK, last = n ? (off + n - 1) / FC_AHEAD_CHUNK : c;
 	int rc = 0;
 
+	/* in the tail, once the thread has read it: all of it at once */
+	if (a->tail && off >= a->tail_at &&
+	    atomic_load_explicit(&a->tail_state, memory_order_acquire) == TAIL_READY) {
+		*b = a->tail;
+		*base = a->tail_at;
+		*len = a->len - a->tail_at;
+		return 0;
+	}
 	if (c == last) {
 		*b = c < a->nchunks ? have(a, c, &rc) : a->buf;
 		if (!*b)

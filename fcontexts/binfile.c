@@ -328,6 +328,10 @@ static int parse_v5(struct fc_set *set, unsigned fileno_, struct rd *r, uint32_t
 	uint32_t *stem_len = NULL;
 	int rc;
 
+	/* a thread for the analyses keeps up with this reader and reads the file's last eighth
+	 * meanwhile (refpolicy: best of 41 3.58 -> 3.15 ms, median 4.66 -> 3.95 at load 2.8; a
+	 * tenth and a fourteenth paid less) */
+	fc_ahead_tail(r->ah, r->len - r->len / 8);
 	at = r->off;
 	if ((rc = u32(r, "the stem count", &nstems)) ||
 	    (rc = count_fits(r, at, nstems, 5, "stems")))

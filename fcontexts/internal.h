@@ -226,6 +226,11 @@ void fc_ahead_reap(struct fc_set *set);
  * shared. The set's list must have room for the more specs still to come (it must not move);
  * each is announced once complete, with the list's new length (fc_ahead_pushed). */
 bool fc_ahead_share(struct fc_ahead *a, struct fc_set *set, size_t more);
+/* The thread reads the file from about from (a chunk boundary) to its end before it analyses
+ * anything, while the reader parses what comes before; a range there is then taken from what it
+ * read, if it has (else the reader reads it, as any other). Before any sharing; nothing when there
+ * is no thread or no room for it. */
+void fc_ahead_tail(struct fc_ahead *a, size_t from);
 /* Or a list of n specs of the reader's own, outside the set (format 6 reads its specs in another
  * order than the set's): NULL when there is no thread or no room for it. Announced and finished
  * in the same way, they are then copied into the set. */
