@@ -43,13 +43,14 @@
 #define FC_AHEAD_CHUNK ((size_t)64 << 10)
 /* below this, the thread's start and its wake-ups cost more than the analyses it takes */
 #define FC_AHEAD_MIN ((size_t)1 << 20)
-/* the specs the thread analyses at a claim: few enough that the reader, once done, waits little for
- * the thread's last claim; enough that the claims' atomic operations cost little */
+/* the specs the thread analyses at a claim: few enough that the reader, once done, waits little
+ * for the thread's last claim; enough that the claims' atomic operations cost little */
 #define FC_AHEAD_BATCH 16u
 /* how long the thread spins with nothing to do before it naps (FC_AHEAD_NAP_NS a time): many
  * times the reader's time for a spec, so that only a reader kept off its core meets a napping
  * thread */
 #define FC_AHEAD_SPINS 20000u
+#define FC_AHEAD_NAP_NS 20000
 /* how long the reader spins for the thread before it brings the thread onto its own core (about
  * 30 us) */
 #define FC_AHEAD_RESCUE 1024u
@@ -57,7 +58,6 @@
 #define FC_AHEAD_HUGE ((size_t)2 << 20)
 /* the room's first bytes, which the thread writes at its start (and nothing else does) */
 #define FC_AHEAD_TOUCHED ((size_t)64)
-#define FC_AHEAD_NAP_NS 20000
 
 #if defined(__x86_64__) || defined(__i386__)
 #define relax() __builtin_ia32_pause()
