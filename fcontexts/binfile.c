@@ -258,26 +258,33 @@ static const char *type_name(mode_t m)
 	}
 }
 
+/* A spec of the set as add_spec makes it, its ordinal (file order) given; its analysis left */
+static void fill_spec(struct spec *s, const char *file, unsigned ordinal, const char *regex,
+		      const char *context, mode_t mode)
+{
+	*s = fc_blank_spec;
+	s->pub.file = file;
+	s->pub.line = ordinal;
+	s->pub.regex = regex;
+	s->pub.type = type_name(mode);
+	s->pub.mode = mode;
+	s->pub.context = context;
+	s->col = 1;
+}
+
 /* sh: the regex's fc_scan34 shape, when the reader has it (NULL: the index scans for it) */
 static int add_spec(struct fc_set *set, struct rd *r, unsigned fileno_, unsigned ordinal,
 		    const char *regex, const char *context, mode_t mode,
 		    const struct regex_shape *sh)
 {
-	struct spec s = fc_blank_spec;
+	struct spec s;
 
+	fill_spec(&s, set->names[fileno_], ordinal, regex, context, mode);
 	if (sh && sh->stem_len <= UINT32_MAX) {
 		s.shaped = true;
 		s.meta34 = sh->meta;
 		s.stem34 = (uint32_t)sh->stem_len;
 	}
-
-	s.pub.file = set->names[fileno_];
-	s.pub.line = ordinal;
-	s.pub.regex = regex;
-	s.pub.type = type_name(mode);
-	s.pub.mode = mode;
-	s.pub.context = context;
-	s.col = 1;
 	/* with a thread of the read's own, analysed by either side once pushed (the thread's
 	 * share runs beside the reader's parse); else now, on this side */
 	if (r->shared) {
@@ -321,6 +328,10 @@ static int parse_v5(struct fc_set *set, unsigned fileno_, struct rd *r, uint32_t
 	uint32_t *stem_len = NULL;
 	int rc;
 
+	/* a thread for the analyses keeps up with this reader and reads the file's last eighth
+	 * meanwhile (refpolicy: best of 41 3.58 -> 3.15 ms, median 4.66 -> 3.95 at load 2.8; a
+	 * tenth and a fourteenth paid less) */
+	fc_ahead_tail(r->ah, r->len - r->len / 8);
 	at = r->off;
 	if ((rc = u32(r, "the stem count", &nstems)) ||
 	    (rc = count_fits(r, at, nstems, 5, "stems")))
@@ -421,7 +432,7 @@ out:
 /* ---- version 6 ---- */
 
 /* A spec as read; its ordinal is its place in v6.e, plus one (24 bytes an entry, not 32, keep
- * refpolicy's arena, with the read-ahead ring, in one huge page) */
+ * refpolicy's arena, with the read chunk, in one huge page) */
 struct ent {
 	const char *regex;
 	const char *context;
@@ -435,6 +446,10 @@ struct v6 {
 	const char **ctx;
 	uint32_t nctx;
 	bool pcre1;
+	/* the specs as read, analysed meanwhile by the load's thread (NULL: none); they go
+	 * into the set once the order is known */
+	struct spec *stage;
+	const char *file;
 };
 
 static const mode_t kind_mode[8] = { 0, S_IFDIR, S_IFCHR, S_IFBLK, S_IFSOCK, S_IFIFO, S_IFLNK,
@@ -446,6 +461,11 @@ static int push_ent(struct rd *r, struct v6 *t, const struct ent *e)
 	if (t->n == t->cap)
 		return bad(r, r->off, "more specs than the header counts (%zu)", t->cap);
 	t->e[t->n++] = *e;
+	if (t->stage) {
+		fill_spec(&t->stage[t->n - 1], t->file, (unsigned)t->n, e->regex, e->context,
+			  e->mode);
+		fc_ahead_pushed(r->ah, t->n);
+	}
 	return 0;
 }
 
@@ -627,9 +647,29 @@ static uint32_t *v6_order(const struct v6 *t, const uint32_t **order)
 	return block;
 }
 
+/* The specs into the set in order: analysed as they were read (staged), or now */
+static int v6_add(struct fc_set *set, unsigned fileno_, struct rd *r, const struct v6 *t,
+		  const uint32_t *order)
+{
+	int rc = 0;
+
+	if (t->stage) {
+		fc_ahead_finish(r->ah, set);
+		for (size_t i = 0; i < t->n && !rc; i++)
+			rc = fc_push_spec(set, &t->stage[order[i]]);
+		return rc;
+	}
+	r->shared = fc_ahead_share(r->ah, set, t->n);
+	for (size_t i = 0; i < t->n && !rc; i++) {
+		const struct ent *e = &t->e[order[i]];
+		rc = add_spec(set, r, fileno_, order[i] + 1, e->regex, e->context, e->mode, NULL);
+	}
+	return rc;
+}
+
 static int parse_v6(struct fc_set *set, unsigned fileno_, struct rd *r, bool pcre1)
 {
-	struct v6 t = { .pcre1 = pcre1 };
+	struct v6 t = { .pcre1 = pcre1, .file = set->names[fileno_] };
 	const unsigned char *p;
 	const char *root;
 	uint64_t total;
@@ -674,6 +714,8 @@ static int parse_v6(struct fc_set *set, unsigned fileno_, struct rd *r, bool pcr
 			goto out;
 		t.ctx[i] = c;
 	}
+	/* the thread analyses the specs while the tree is read */
+	t.stage = fc_ahead_stage(r->ah, t.cap);
 	if ((rc = v6_node(r, &t, 0, &root)))
 		goto out;
 	r->spec = 0;
@@ -697,11 +739,7 @@ static int parse_v6(struct fc_set *set, unsigned fileno_, struct rd *r, bool pcr
 		rc = ENOMEM;
 		goto out;
 	}
-	r->shared = fc_ahead_share(r->ah, set, t.n);
-	for (size_t i = 0; i < t.n && !rc; i++) {
-		const struct ent *e = &t.e[order[i]];
-		rc = add_spec(set, r, fileno_, order[i] + 1, e->regex, e->context, e->mode, NULL);
-	}
+	rc = v6_add(set, fileno_, r, &t, order);
 	free(block);
 out:
 	free(t.ctx);
@@ -751,7 +789,7 @@ int fc_parse_bin(struct fc_set *set, unsigned fileno_, const char *buf, int fd, 
 		rc = parse_all(set, fileno_, &r);
 	if (!rc)
 		fc_ahead_finish(r.ah, set);
-	fc_ahead_close(r.ah);
+	fc_ahead_close(r.ah, set);
 	if (!rc && r.nomem)
 		rc = ENOMEM;
 	return rc;

@@ -139,7 +139,8 @@ struct fc_set {
 	pthread_mutex_t lock; /* guards lazy chunk building */
 	char *warning;        /* what loading worked around (fc_load_warning), or NULL */
 	bool compare_only;    /* FC_COMPARE_ONLY: no index; the specs are not shaped */
-	unsigned char *ahead_ring; /* ahead.c's ring, in the arena: for every compiled file read */
+	unsigned char *ahead_ring; /* ahead.c's chunk, in the arena: for every compiled file read */
+	struct fc_ahead *ahead_ended; /* its threads, stopped, to join (fc_ahead_reap) */
 	/* digest.c: built by the first fc_digest under lock; one block kept in bufs */
 	_Atomic(struct fc_dindex *) dindex;
 	/* the literal specs (not dead) sorted by their string, for fc_literal_under: built by
@@ -206,23 +207,37 @@ static inline bool fc_bin_magic(const char *buf, size_t len)
 int fc_parse_bin(struct fc_set *set, unsigned fileno_, const char *buf, int fd, size_t len,
 		 struct fc_error *err);
 
-/* ahead.c: a compiled file's bytes, read ahead on a thread of its own when it is large. The
- * caller asks for ranges [off, off + n) at increasing offsets (within len); each call gives the
- * bytes [*base, *base + *len) at *b, which hold the range and stay valid until the next call.
- * Errors (read failures, a file that shrank) are set in err, naming path. */
+/* ahead.c: a compiled file's bytes, read a chunk at a time, and its specs' analyses shared with
+ * a thread of the load's own when the file is large. The caller asks for ranges [off, off + n) at
+ * increasing offsets (within len); each call gives the bytes [*base, *base + *len) at *b, which
+ * hold the range and stay valid until the next call. Errors (read failures, a file that shrank)
+ * are set in err, naming path. */
 struct fc_ahead;
 int fc_ahead_open(struct fc_ahead **out, struct fc_set *set, int fd, size_t len,
 		  const char *path, struct fc_error *err);
 int fc_ahead_get(struct fc_ahead *a, size_t off, size_t n, const unsigned char **b,
 		 size_t *base, size_t *len);
-void fc_ahead_close(struct fc_ahead *a);
+/* The reader is done with a: the thread, when there is one, is stopped (it touches no spec after)
+ * and left for fc_ahead_reap to join. */
+void fc_ahead_close(struct fc_ahead *a, struct fc_set *set);
+/* Joins the threads stopped by fc_ahead_close (by then they have ended). */
+void fc_ahead_reap(struct fc_set *set);
 /* The specs' analyses (fc_analyze_spec) shared with the thread, when there is one: true when
  * shared. The set's list must have room for the more specs still to come (it must not move);
- * each is announced once complete, with the list's new length (fc_ahead_pushed); the reader
- * analyses what the thread has not claimed (fc_ahead_finish) before fc_ahead_close, after which
- * every spec the thread analysed is complete. */
+ * each is announced once complete, with the list's new length (fc_ahead_pushed). */
 bool fc_ahead_share(struct fc_ahead *a, struct fc_set *set, size_t more);
+/* The thread reads the file from about from (a chunk boundary) to its end before it analyses
+ * anything, while the reader parses what comes before; a range there is then taken from what it
+ * read, if it has (else the reader reads it, as any other). Before any sharing; nothing when there
+ * is no thread or no room for it. */
+void fc_ahead_tail(struct fc_ahead *a, size_t from);
+/* Or a list of n specs of the reader's own, outside the set (format 6 reads its specs in another
+ * order than the set's): NULL when there is no thread or no room for it. Announced and finished
+ * in the same way, they are then copied into the set. */
+struct spec *fc_ahead_stage(struct fc_ahead *a, size_t n);
 void fc_ahead_pushed(struct fc_ahead *a, size_t n);
+/* The reader analyses what the thread has not claimed, and waits for what it has: every spec
+ * shared is then analysed (or left to fc_build_index), and no longer shared. */
 void fc_ahead_finish(struct fc_ahead *a, struct fc_set *set);
 
 /* load.c: one file, text or compiled */

@@ -188,6 +188,8 @@ static int set_done(struct fc_set *set, int rc, fc_set **out, struct fc_error *e
 		rc = fc_build_index(set, err);
 	if (!rc && !set->compare_only)
 		rc = build_orders(set);
+	/* the compiled files' threads, long ended by now: joined without a wait */
+	fc_ahead_reap(set);
 	if (rc) {
 		if (rc == ENOMEM && err && !err->msg[0])
 			fc_seterr(err, NULL, 0, 0, "out of memory");
@@ -297,6 +299,7 @@ void fc_free(fc_set *set)
 {
 	if (!set)
 		return;
+	fc_ahead_reap(set);
 	free(set->warning);
 	fc_free_index(set);
 	for (size_t i = 0; i < set->nbufs; i++)

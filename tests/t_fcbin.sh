@@ -11,7 +11,7 @@
 #   - the older layouts 1 to 4 and PCRE1's (written by tests/fcbin.py);
 #   - damaged files: named damages must be refused naming the byte offset, and random flips and
 #     truncations must give exit status 0 or 2, nothing else; small files, and refpolicy's, which
-#     are large enough to be read ahead on a thread (fcontexts/ahead.c).
+#     are large enough to have their specs analysed on a thread (fcontexts/ahead.c).
 # With a libselinux 3.8 sefcontext_compile ($SEFCONTEXT_COMPILE_NEW, default
 # ~/.cache/libselinux-new/sefcontext_compile: build utils/sefcontext_compile from the source that
 # ../shared/tools/build-libselinux-new downloads, linked with src/libselinux.a), refpolicy,
@@ -224,11 +224,17 @@ done
 for f in "$OUT/small/v5.bin" "$OUT/small/v5r.bin" "$OUT/small/quirks.v6.bin"; do
 	mutants "$f" 200
 done
-# read ahead on a thread (FCLABEL_AHEAD=thread: as a file of a MiB or more is on a machine with a
+# analysed on a thread (FCLABEL_AHEAD=thread: as a file of a MiB or more is on a machine with a
 # core free), the same answers and the same refusals
 export FCLABEL_AHEAD=thread
-diff_all "small v5, read ahead on a thread" "$OUT/small/v5.bin" "$OUT/small/q" "$OUT/small/text.out"
+diff_all "small v5, analysed on a thread" "$OUT/small/v5.bin" "$OUT/small/q" "$OUT/small/text.out"
 damaged "$OUT/small/v5.bin"
+# format 6's specs are analysed on the thread while its tree is read, then put in order
+diff_all "small quirks.v6.bin, analysed on a thread" "$OUT/small/quirks.v6.bin" "$OUT/small/q" \
+	"$OUT/small/quirks.v6.bin.oracle"
+diff_all "small v6 (real modes), analysed on a thread" "$v6" "$OUT/small/q.untie" \
+	"$OUT/small/text-untie.out"
+damaged "$OUT/small/quirks.v6.bin"
 unset FCLABEL_AHEAD
 
 # ---- refpolicy ----
@@ -261,9 +267,10 @@ if [ -f "$fc" ]; then
 	ours "" "$r/base/file_contexts" "$r/q8" "$r/base-text.out" || die "fclabel on refpolicy"
 	oracle "" "$r/base.bin" "$r/q8" "$r/oracle-base.out" parallel
 	diff_all "refpolicy -r, alone" "$r/base.bin" "$r/q8" "$r/base-text.out" "$r/oracle-base.out"
-	# a file of a MiB or more is read ahead on a thread of its own (fcontexts/ahead.c) when a
-	# core is free: forced here both ways, the same answers, and damages found where they are
-	check "refpolicy .bin: large enough to be read ahead" \
+	# a file of a MiB or more has its specs analysed on a thread of its own (fcontexts/ahead.c)
+	# when a core is free: forced here both ways, the same answers, and damages found where they
+	# are
+	check "refpolicy .bin: large enough for the thread" \
 		"$([ "$(wc -c <"$r/full/file_contexts.bin")" -ge 1048576 ] && echo yes)" yes
 	for ahead in thread none; do
 		export FCLABEL_AHEAD=$ahead
@@ -280,6 +287,7 @@ if [ -f "$fc" ]; then
 		diff_all "refpolicy v6" "$r/v6.bin" "$r/q8" "$r/oracle-v6.out"
 		for ahead in thread none; do
 			export FCLABEL_AHEAD=$ahead
+			diff_all "refpolicy v6 (FCLABEL_AHEAD=$ahead)" "$r/v6.bin" "$r/q8" "$r/oracle-v6.out"
 			damaged "$r/v6.bin"
 			mutants "$r/v6.bin" 40
 		done
