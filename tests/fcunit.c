@@ -413,6 +413,84 @@ static void test_fast_forms(void)
 	fc_free(set);
 }
 
+/* ---- fc_diff_reaches for a spec that reaches every directory (its regex begins ".*" or "/.*":
+ * answered without a match) against PCRE2's partial match of the directory's key, as a spec is
+ * compiled ("^" regex "$", PCRE2_DOTALL): the same answer ---- */
+
+/* whether regex can match a path that starts with key (PCRE2 partial match, soft) */
+static int oracle_reaches(const char *regex, const char *key)
+{
+	char pat[256];
+	int ec, rc;
+	PCRE2_SIZE eo;
+
+	snprintf(pat, sizeof(pat), "^%s$", regex);
+	pcre2_code *re = pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED, PCRE2_DOTALL, &ec,
+				       &eo, NULL);
+	pcre2_match_data *md = re ? pcre2_match_data_create_from_pattern(re, NULL) : NULL;
+	uint32_t opts = 0;
+	if (!md || pcre2_pattern_info(re, PCRE2_INFO_ALLOPTIONS, &opts) || !(opts & PCRE2_ANCHORED))
+		rc = 1;
+	else
+		rc = pcre2_match(re, (PCRE2_SPTR)key, PCRE2_ZERO_TERMINATED, 0, PCRE2_PARTIAL_SOFT,
+				 md, NULL) != PCRE2_ERROR_NOMATCH;
+	pcre2_match_data_free(md);
+	pcre2_code_free(re);
+	return rc;
+}
+
+static void test_reach_any_dir(void)
+{
+	static const char *const regexes[] = {
+		"/.*\\.nomatch", ".*x", "/.*?y", "/.*", ".*", "/.*+z", "/.*(a|b)/c", "/.*\\n",
+		"/.*[^/]", "/.*/", "/.*\\.so(\\.[0-9]+)*",
+		/* and some that do not reach every directory, asked of PCRE2 */
+		"/u.*", "/a/.*x", "/\\..*", "/usr(/.*)?",
+	};
+	static const char *const dirs[] = {
+		"/", "/usr", "/usr/lib", "/a\nb", "/a\nb/c", "/x\n", "/.nomatch", "/a b/c.d",
+	};
+	char oldpath[4096];
+	const char *old = oldpath;
+	unsigned tried = 0, bad = 0;
+	char first_bad[256] = "";
+
+	/* (write_file's paths are reused after 8 calls) */
+	snprintf(oldpath, sizeof(oldpath), "%s",
+		 write_file("reach_old", "/a u:r:a_t:s0\n/b/c -- u:r:b_t:s0\n"));
+	for (size_t i = 0; i < sizeof(regexes) / sizeof(*regexes); i++) {
+		char text[256];
+		snprintf(text, sizeof(text), "/a u:r:a_t:s0\n/b/c -- u:r:b_t:s0\n%s u:r:c_t:s0\n",
+			 regexes[i]);
+		const char *new = write_file("reach_new", text);
+		fc_set *a = NULL, *b = NULL;
+		struct fc_diff *d = NULL;
+		struct fc_error err;
+		if (fc_load(&a, &old, 1, 0, &err) || fc_load(&b, &new, 1, 0, &err) ||
+		    fc_diff(a, b, &d, &err)) {
+			CHECK(0, "reach: load and diff %s: %s", regexes[i], err.msg);
+			fc_free(a);
+			fc_free(b);
+			continue;
+		}
+		for (size_t k = 0; k < sizeof(dirs) / sizeof(*dirs); k++) {
+			char key[64];
+			snprintf(key, sizeof(key), "%s%s", dirs[k], strcmp(dirs[k], "/") ? "/" : "");
+			int want = oracle_reaches(regexes[i], key), got = fc_diff_reaches(d, dirs[k]);
+			tried++;
+			if (!got != !want && !bad++)
+				snprintf(first_bad, sizeof(first_bad), "%s below \"%s\": %d, PCRE2 %d",
+					 regexes[i], dirs[k], got, want);
+		}
+		fc_diff_free(d);
+		fc_free(a);
+		fc_free(b);
+	}
+	CHECK(!bad, "reach: %u directories asked of %u added specs, PCRE2's answers (%u differ%s%s)",
+	      tried, (unsigned)(sizeof(regexes) / sizeof(*regexes)), bad, bad ? ", first: " : "",
+	      first_bad);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -428,5 +506,6 @@ int main(int argc, char **argv)
 	test_long_path();
 	test_lazy_compile();
 	test_fast_forms();
+	test_reach_any_dir();
 	return failures ? 1 : 0;
 }
