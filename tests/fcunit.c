@@ -478,9 +478,18 @@ static void test_reach_any_dir(void)
 			snprintf(key, sizeof(key), "%s%s", dirs[k], strcmp(dirs[k], "/") ? "/" : "");
 			int want = oracle_reaches(regexes[i], key), got = fc_diff_reaches(d, dirs[k]);
 			tried++;
-			if (!got != !want && !bad++)
+			if (!got != !want && !bad++) {
+				char shown[64]; /* (a newline in a name shown as \n: one line) */
+				size_t n = 0;
+				for (const char *p = dirs[k]; *p && n + 3 < sizeof(shown); p++)
+					if (*p == '\n')
+						shown[n++] = '\\', shown[n++] = 'n';
+					else
+						shown[n++] = *p;
+				shown[n] = 0;
 				snprintf(first_bad, sizeof(first_bad), "%s below \"%s\": %d, PCRE2 %d",
-					 regexes[i], dirs[k], got, want);
+					 regexes[i], shown, got, want);
+			}
 		}
 		fc_diff_free(d);
 		fc_free(a);
