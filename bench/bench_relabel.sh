@@ -12,7 +12,10 @@
 # the work done. Beside them the floor (bench/relabelfloor): a pure read of the image metadata
 # the relabel needs (open, the path to each directory a changed spec reaches, every directory
 # and inode below it, with its label), no policy loaded; B2's is every directory (make
-# bench-image has that floor), not printed here.
+# bench-image has that floor), not printed here. For B1 and B3, where the relabel's time goes
+# (the process's start alone, fclabel --version; a relabel -n, which loads, compares, opens and
+# walks but reads no block claims and writes nothing) and, beside the default, the faster
+# modes that give up safety (--no-sync, --no-crash-safety), best of BENCH_RUNS each.
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 out=$top/tests/out/bench-image
@@ -55,13 +58,15 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'
 # best T C...: the pair "WALL CPU" of the run with the least wall time
 best() { echo "$@" | tr ' ' '\n' | paste -d' ' - - | sort -n | head -n 1; }
 runs=${BENCH_RUNS:-3}
+# fresh IMAGE COPY: a copy of IMAGE, on the disk before the timed command starts
+fresh() { cp --sparse=always "$1" "$2" && sync; }
 # one_case NAME IMAGE OLD NEW TARGET [DIR...]: a full label with NEW and a relabel from OLD to
 # NEW, each on a fresh copy of IMAGE (labeled with OLD), best of $runs; the floor below the
 # DIRs; then whether the relabel gives what the full label gives
 one_case() {
 	name=$1 img=$2 old=$3 new=$4 target=$5
 	shift 5
-	full="" rel="" flo=""
+	full="" rel="" flo="" ver="" dry="" m_no_sync="" m_no_crash_safety=""
 	for i in $(seq "$runs"); do
 		cp --sparse=always "$img" "$w/full.img"
 		cp --sparse=always "$img" "$w/rel.img"
@@ -73,6 +78,14 @@ one_case() {
 		if [ $# -gt 0 ]; then
 			flo="$flo $(secs "$top/bench/relabelfloor" "$img" "$@") $(cpu)"
 			fn=$(cat "$w/out")
+			# where a relabel's time goes, and the faster modes beside it
+			ver="$ver $(secs "$top/fclabel" --version)"
+			fresh "$img" "$w/mode.img"
+			dry="$dry $(secs "$top/fclabel" relabel "$w/mode.img" --from "$old" --to "$new" -n)"
+			fresh "$img" "$w/mode.img"
+			m_no_sync="$m_no_sync $(secs "$top/fclabel" relabel "$w/mode.img" --from "$old" --to "$new" --no-sync)"
+			fresh "$img" "$w/mode.img"
+			m_no_crash_safety="$m_no_crash_safety $(secs "$top/fclabel" relabel "$w/mode.img" --from "$old" --to "$new" --no-crash-safety)"
 		fi
 	done
 	set -- $(best $full); tf=$1 cf=$2
@@ -100,6 +113,11 @@ one_case() {
 	if [ -n "$flo" ]; then
 		set -- $(best $flo)
 		echo "$name floor      : $1 s, CPU $2 s  (a pure read of the metadata below the changed directories: $fn inodes); relabel/floor = $(ratio "$tr" "$1"), floor/full = $(ratio "$1" "$tf")"
+		least() { echo "$@" | tr ' ' '\n' | sort -n | head -n 1; }
+		tv=$(least $ver) tp=$(least $dry)
+		echo "$name where it goes: process start $tv s (fclabel --version); start, both policies, the diff, the open and the walk $tp s (relabel -n: no block claims, no writes); the block claims' wait, the writes and the commit $(awk -v a="$tr" -v b="$tp" 'BEGIN { printf "%.6f", a - b }') s (relabel - relabel -n)"
+		ns=$(least $m_no_sync) nc=$(least $m_no_crash_safety)
+		echo "$name faster modes beside (safety given up): --no-sync $ns s = $(ratio "$ns" "$tf") of the full label; --no-crash-safety $nc s = $(ratio "$nc" "$tf")"
 	fi
 	echo "$name relabel/full = $(ratio "$tr" "$tf") (target: $target); CPU $(ratio "$cr" "$cf"); result $ok"
 }

@@ -21,7 +21,7 @@ _fclabel_opts_check="-S --file-contexts --android-root --partition -a --mount-po
 _fclabel_args_check="-S --file-contexts --android-root --partition -a --mount-point --part -e --exclude --json --policy --seapp
 	--packages -T --threads"
 
-_fclabel_opts_relabel="--from --to --android-root --partition -a --mount-point -e --exclude -v --verbose --plan --verify
+_fclabel_opts_relabel="--from --to --android-root --partition -a --mount-point -e --exclude -v --verbose -n --dry-run --plan --verify
 	--json --force --base-only -z --undo -o --output --no-sync --atomic --in-place --no-crash-safety --policy --cross-mounts
 	--seapp --from-seapp --packages --digests --full-label --data-data-ignore --lock --force-mount-point --part -h --help"
 _fclabel_args_relabel="--from --to --android-root --partition -a --mount-point --part -e --exclude --json -z --undo -o --output

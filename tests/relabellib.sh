@@ -129,7 +129,8 @@ rl_label() {
 
 # rl_case NAME BASE BASEDUMP MANIFEST MP FROM TO
 #   BASE: an image labeled with FROM, BASEDUMP its rl_dump. Checks, each an ok/bad:
-#   --plan writes nothing (same cksum) and plans exactly the files that then change;
+#   --plan writes nothing (same cksum) and plans exactly the files that then change; -n writes
+#   nothing, lists nothing and counts them;
 #   relabel --verify exits 0 and says all files are right; the labels equal those of
 #   `label -S TO` on a copy of BASE, path for path; `check -S TO` prints nothing and exits 0;
 #   e2fsck -fn is clean; the --json "changed" events name exactly the files whose label changed,
@@ -154,6 +155,13 @@ rl_case() {
 	_rc=$?
 	[ "$_rc" -eq 0 ] || { bad "$_n: relabel --plan exit $_rc: $(head -n 3 "$_d/plan.err")"; }
 	[ "$(cksum <"$_d/relabel.img")" = "$_sum0" ] || bad "$_n: relabel --plan changed the image"
+	# -n: the same, counted, not listed
+	"$FCLABEL" relabel "$_d/relabel.img" ${_mp:+-a "$_mp"} --from "$_from" --to "$_to" -n \
+		>"$_d/dry.out" 2>"$_d/dry.err"
+	_rc=$?
+	[ "$_rc" -eq 0 ] || { bad "$_n: relabel -n exit $_rc: $(head -n 3 "$_d/dry.err")"; }
+	[ "$(cksum <"$_d/relabel.img")" = "$_sum0" ] || bad "$_n: relabel -n changed the image"
+	[ ! -s "$_d/dry.out" ] || bad "$_n: relabel -n listed files: $(head -n 1 "$_d/dry.out")"
 
 	"$FCLABEL" relabel "$_d/relabel.img" ${_mp:+-a "$_mp"} --from "$_from" --to "$_to" --verify \
 		--json "$_d/relabel.json" >"$_d/relabel.out" 2>"$_d/relabel.err"
@@ -229,6 +237,8 @@ rl_case() {
 	_na=$(wc -l <"$_d/changed.actual" | tr -d ' ')
 	[ "$_np" = "$_na" ] || bad "$_n: --plan printed $_np 'would relabel' lines, $_na files changed"
 	[ "$RL_CHANGED" = "$_na" ] || bad "$_n: relabel says changed $RL_CHANGED, $_na files changed"
+	_nd=$(sed -n 's/.*, would change \([0-9]*\),.*/\1/p' "$_d/dry.err")
+	[ "$_nd" = "$_na" ] || bad "$_n: relabel -n says would change '$_nd', $_na files changed"
 	RL_FAILED=0
 	[ "$fails" -eq "$_fails0" ] || RL_FAILED=1
 	# the images of a passing case go (the dumps stay), unless RL_KEEP wants relabel.img

@@ -4,7 +4,7 @@
 static const char *const usage[] = {
 	"fclabel relabel IMAGE|DIR --from OLD_FC[,...]|none --to NEW_FC[,...]|--android-root ROOT",
 	"                      [--partition NAME=PATH]... [-a MOUNTPOINT [--force-mount-point]]",
-	"                      [-e PATH]... [-v] [--plan] [--verify] [--json FILE] [--force]",
+	"                      [-e PATH]... [-v] [-n|--plan] [--verify] [--json FILE] [--force]",
 	"                      [--base-only] [-z UNDO_FILE] [-o OUT] [--no-sync]",
 	"                      [--atomic|--in-place] [--no-crash-safety] [--policy SEPOLICY]",
 	"                      [--cross-mounts]",
@@ -32,6 +32,8 @@ static const struct cli_opt options[] = {
 	RUN_OPT_FORCE_MOUNT_POINT,
 	RUN_OPT_EXCLUDE,
 	RUN_OPT_VERBOSE,
+	OPT_FLAG('n', "dry-run", RO_DRY_RUN,
+		 "change nothing; count (and with -v list) what would change"),
 	OPT_FLAG(0, "plan", RO_PLAN,
 		 "change nothing; list each file that would change, its old and new label and the "
 		 "deciding spec"),
