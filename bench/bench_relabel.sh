@@ -18,8 +18,12 @@
 # modes that give up safety (--no-sync, --no-crash-safety), best of BENCH_RUNS each.
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
+# BENCH_INODES=2000000: the same on make bench-image's image of that many inodes (built by it
+# when missing: BENCH_INODES=2000000 BENCH_LABEL_ONLY=1 make bench-image)
+n=${BENCH_INODES:-200000}
 out=$top/tests/out/bench-image
-[ -f "$out/base.img" ] && [ -f "$out/paths.txt" ] || sh "$top/bench/bench_image.sh" >/dev/null
+[ "$n" = 200000 ] || out=$out-$n
+[ -f "$out/base.img" ] && [ -f "$out/paths.txt" ] || BENCH_LABEL_ONLY=1 sh "$top/bench/bench_image.sh" >/dev/null
 [ -f "$out/paths.txt" ] || { echo "bench-relabel: no base image"; exit 1; }
 shared=${SHARED:-$top/../shared/data}
 fcdir=$shared/refpolicy

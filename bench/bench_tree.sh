@@ -167,7 +167,7 @@ echo "fclabel peak memory: $(peak "$out/fclabel.first.warm.t") MiB (-T $threads)
 	echo ", $(peak "$out/fclabel1.first.warm.t") MiB (-T 1)")"
 has nogx && echo "(no getxattrat: fclabel under tests/nogetxattrat, as on Linux < 6.13: a phone's kernel)"
 # target RATIO: how far a "times faster" ratio is from the 5x of issue 34
-target() { awk -v r="$1" 'BEGIN { printf "%s", (r >= 5 ? "met" : sprintf("%.0f%% of it", r / 5 * 100)) }'; }
+target() { awk -v r="$1" 'BEGIN { printf "%s", (r >= 5 ? "met" : sprintf("%.1f%% of it", r / 5 * 100)) }'; }
 echo "ratios (first label, nothing to change):"
 for c in $caches; do
 	for v in fclabel fclabel1 nogx nogx1 floor floor1 setfiles setfilesT0 before; do
