@@ -237,8 +237,8 @@ rl_case() {
 	_na=$(wc -l <"$_d/changed.actual" | tr -d ' ')
 	[ "$_np" = "$_na" ] || bad "$_n: --plan printed $_np 'would relabel' lines, $_na files changed"
 	[ "$RL_CHANGED" = "$_na" ] || bad "$_n: relabel says changed $RL_CHANGED, $_na files changed"
-	_nd=$(sed -n 's/.*, would change \([0-9]*\),.*/\1/p' "$_d/dry.err")
-	[ "$_nd" = "$_na" ] || bad "$_n: relabel -n says would change '$_nd', $_na files changed"
+	_rl_dry=$(sed -n 's/.*, would change \([0-9]*\),.*/\1/p' "$_d/dry.err")
+	[ "$_rl_dry" = "$_na" ] || bad "$_n: relabel -n says would change '$_rl_dry', $_na files changed"
 	RL_FAILED=0
 	[ "$fails" -eq "$_fails0" ] || RL_FAILED=1
 	# the images of a passing case go (the dumps stay), unless RL_KEEP wants relabel.img
