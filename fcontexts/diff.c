@@ -339,6 +339,11 @@ bool fc_diff_everything(const struct fc_diff *d)
 	return d->everything;
 }
 
+bool fc_diff_reaches_all(const struct fc_diff *d)
+{
+	return d->everything || d->any_dir;
+}
+
 const char *fc_spec_prefix(const fc_set *set, const struct fc_spec *spec, size_t *len)
 {
 	const struct spec *s = (const struct spec *)spec;

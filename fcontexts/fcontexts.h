@@ -153,6 +153,9 @@ size_t fc_diff_count(const struct fc_diff *d);
 const struct fc_change *fc_diff_at(const struct fc_diff *d, size_t i);
 /* True when no pruning is possible (substitutions differ, or the diff was too large). */
 bool fc_diff_everything(const struct fc_diff *d);
+/* True when fc_diff_reaches answers 1 for every directory: fc_diff_everything, or a changed spec
+ * whose regex begins with .* (a path it matches may be below any directory). */
+bool fc_diff_reaches_all(const struct fc_diff *d);
 /* 1 when a path strictly below the directory dir (a clean absolute path) may get another label
  * from the new set than from the old one; 0 when none can. */
 int fc_diff_reaches(const struct fc_diff *d, const char *dir);

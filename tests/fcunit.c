@@ -450,9 +450,14 @@ static void test_reach_any_dir(void)
 	static const char *const dirs[] = {
 		"/", "/usr", "/usr/lib", "/a\nb", "/a\nb/c", "/x\n", "/.nomatch", "/a b/c.d",
 	};
+	/* which of them reach below every directory without a look (fc_diff_reaches_all): those
+	 * that begin with .*, but ".*+" (possessive: it takes the rest, and "z" never matches) */
+	static const bool all[] = { 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 0, 0, 0 };
+	_Static_assert(sizeof(all) / sizeof(*all) == sizeof(regexes) / sizeof(*regexes),
+		       "a want for each regex");
 	char oldpath[4096];
 	const char *old = oldpath;
-	unsigned tried = 0, bad = 0;
+	unsigned tried = 0, bad = 0, all_wrong = 0;
 	char first_bad[256] = "";
 
 	/* (write_file's paths are reused after 8 calls) */
@@ -473,6 +478,8 @@ static void test_reach_any_dir(void)
 			fc_free(b);
 			continue;
 		}
+		if (fc_diff_reaches_all(d) != all[i] && !all_wrong++)
+			CHECK(0, "reach: fc_diff_reaches_all for %s: %d", regexes[i], fc_diff_reaches_all(d));
 		for (size_t k = 0; k < sizeof(dirs) / sizeof(*dirs); k++) {
 			char key[64];
 			snprintf(key, sizeof(key), "%s%s", dirs[k], strcmp(dirs[k], "/") ? "/" : "");
@@ -495,6 +502,8 @@ static void test_reach_any_dir(void)
 		fc_free(a);
 		fc_free(b);
 	}
+	CHECK(!all_wrong, "reach: fc_diff_reaches_all true for the 10 specs that begin with .* "
+	      "(not .*+), false for the other 5");
 	CHECK(!bad, "reach: %u directories asked of %u added specs, PCRE2's answers (%u differ%s%s)",
 	      tried, (unsigned)(sizeof(regexes) / sizeof(*regexes)), bad, bad ? ", first: " : "",
 	      first_bad);

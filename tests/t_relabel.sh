@@ -285,5 +285,23 @@ else
 	say "android: $AN9 missing: android edits not run"
 fi
 
+# ------------------------------------------------------------------ fclabel diff: prunable
+# an added spec whose regex begins with .* may match below any directory: a relabel must enter
+# them all, and diff says so (a literal one leaves the others out)
+D=$OUT/prunable
+mkdir -p "$D"
+printf '/a\tu:r:a_t:s0\n' >"$D/old.fc"
+printf '/a\tu:r:a_t:s0\n/.*\\.x\tu:r:x_t:s0\n' >"$D/all.fc"
+printf '/a\tu:r:a_t:s0\n/b(/.*)?\tu:r:x_t:s0\n' >"$D/lit.fc"
+"$FCLABEL" diff --base-only --json "$D/old.fc" "$D/all.fc" >"$D/all.json" 2>/dev/null
+expect_match "diff --json: a spec beginning /.* is not prunable" "$(cat "$D/all.json")" '*"prunable": false*'
+"$FCLABEL" diff --base-only --json "$D/old.fc" "$D/lit.fc" >"$D/lit.json" 2>/dev/null
+expect_match "diff --json: a spec below /b is prunable" "$(cat "$D/lit.json")" '*"prunable": true*'
+"$FCLABEL" diff --base-only "$D/old.fc" "$D/all.fc" >"$D/all.out" 2>/dev/null
+expect_match "diff: says a relabel must enter every directory" "$(tail -n 1 "$D/all.out")" \
+	"note: a change's regular expression begins with .*: a relabel must enter every directory"
+"$FCLABEL" diff --base-only "$D/old.fc" "$D/lit.fc" >"$D/lit.out" 2>/dev/null
+expect_match "diff: no such note for a spec below /b" "$(tail -n 1 "$D/lit.out")" "1 change(s): *"
+
 say "time: $(( $(date +%s) - t0 )) s"
 finish

@@ -210,7 +210,7 @@ static void print_diff(const struct fc_diff *d, const fc_set *old, const fc_set 
 			print_change(ch, owner);
 	}
 	if (json) {
-		printf("\n  ],\n  \"prunable\": %s", fc_diff_everything(d) ? "false" : "true");
+		printf("\n  ],\n  \"prunable\": %s", fc_diff_reaches_all(d) ? "false" : "true");
 		for (int k = 0; k < 5; k++)
 			printf(",\n  \"%s\": %lu", kind_name[k], count[k]);
 		printf("\n}\n");
@@ -220,6 +220,9 @@ static void print_diff(const struct fc_diff *d, const fc_set *old, const fc_set 
 		if (fc_diff_everything(d))
 			printf("note: the substitution files differ (or the diff is too large): a relabel "
 			       "must visit every file\n");
+		else if (fc_diff_reaches_all(d))
+			printf("note: a change's regular expression begins with .*: a relabel must enter "
+			       "every directory\n");
 	}
 }
 

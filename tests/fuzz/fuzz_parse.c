@@ -221,6 +221,8 @@ static void check_reach(const struct fc_diff *d, const fc_set *a, const fc_set *
 			fail("fc_diff_reaches returned neither 0 nor 1", dir, 0);
 		if (fc_diff_everything(d) && r != 1)
 			fail("fc_diff_everything but fc_diff_reaches == 0", dir, 0);
+		if (fc_diff_reaches_all(d) && r != 1)
+			fail("fc_diff_reaches_all but fc_diff_reaches == 0", dir, 0);
 		if (r)
 			continue;
 		for (size_t m = 0; m < NMODES; m++) {
