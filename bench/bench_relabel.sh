@@ -61,6 +61,8 @@ cpu() { awk '{ printf "%.4f", $2 + $3 }' "$w/t"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
 # best T C...: the pair "WALL CPU" of the run with the least wall time
 best() { echo "$@" | tr ' ' '\n' | paste -d' ' - - | sort -n | head -n 1; }
+# least T...: the least of the times
+least() { echo "$@" | tr ' ' '\n' | sort -n | head -n 1; }
 runs=${BENCH_RUNS:-3}
 # fresh IMAGE COPY: a copy of IMAGE, on the disk before the timed command starts
 fresh() { cp --sparse=always "$1" "$2" && sync; }
@@ -117,7 +119,6 @@ one_case() {
 	if [ -n "$flo" ]; then
 		set -- $(best $flo)
 		echo "$name floor      : $1 s, CPU $2 s  (a pure read of the metadata below the changed directories: $fn inodes); relabel/floor = $(ratio "$tr" "$1"), floor/full = $(ratio "$1" "$tf")"
-		least() { echo "$@" | tr ' ' '\n' | sort -n | head -n 1; }
 		tv=$(least $ver) tp=$(least $dry)
 		echo "$name where it goes: process start $tv s (fclabel --version); start, both policies, the diff, the open and the walk $tp s (relabel -n: no block claims, no writes); the block claims' wait, the writes and the commit $(awk -v a="$tr" -v b="$tp" 'BEGIN { printf "%.6f", a - b }') s (relabel - relabel -n)"
 		ns=$(least $m_no_sync) nc=$(least $m_no_crash_safety)

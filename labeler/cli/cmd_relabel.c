@@ -32,8 +32,7 @@ static const struct cli_opt options[] = {
 	RUN_OPT_FORCE_MOUNT_POINT,
 	RUN_OPT_EXCLUDE,
 	RUN_OPT_VERBOSE,
-	OPT_FLAG('n', "dry-run", RO_DRY_RUN,
-		 "change nothing; count (and with -v list) what would change"),
+	RUN_OPT_DRY_RUN,
 	OPT_FLAG(0, "plan", RO_PLAN,
 		 "change nothing; list each file that would change, its old and new label and the "
 		 "deciding spec"),

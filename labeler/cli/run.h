@@ -39,6 +39,9 @@ enum {
 	OPT_ARG('e', "exclude", RO_EXCLUDE, "PATH",                                                \
 		"leave PATH and everything below it alone (repeatable)")
 #define RUN_OPT_VERBOSE OPT_FLAG('v', "verbose", RO_VERBOSE, "print each change")
+#define RUN_OPT_DRY_RUN                                                                            \
+	OPT_FLAG('n', "dry-run", RO_DRY_RUN,                                                       \
+		 "change nothing; count (and with -v list) what would change")
 #define RUN_OPT_JSON                                                                               \
 	OPT_ARG(0, "json", RO_JSON, "FILE",                                                        \
 		"write a JSON report of every change to FILE ('-': stdout)")
